@@ -1,0 +1,84 @@
+"""The `Model` protocol and the values that cross it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypedDict
+
+
+class Message(TypedDict):
+    """One chat message, as every backend takes it."""
+
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass
+class Usage:
+    """Token counts of one call. `prompt_evaluated` is what was computed, not served from a cache."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    prompt_evaluated: int | None = None
+    time_to_first_token: float | None = None
+    tokens_per_second: float | None = None
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class Reply:
+    """What a model returned for one call."""
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    raw: Any = None
+
+
+# Called with each streamed piece of text; returning True asks the backend to stop generating.
+StreamCallback = Callable[[str], bool | None]
+
+
+class Model(Protocol):
+    """A chat model. Backends: litellm, llamacpp, scripted."""
+
+    name: str
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int | None = None,
+        on_token: StreamCallback | None = None,
+    ) -> Reply:
+        """Return the model's reply to `messages`. Raise `ModelError` subclasses on failure."""
+        ...
+
+    def count_tokens(self, messages: list[Message]) -> int:
+        """Tokens `messages` would take in this model's prompt."""
+        ...
+
+    @property
+    def context_window(self) -> int:
+        """The model's context length in tokens."""
+        ...
+
+
+class ModelError(Exception):
+    """A model call failed."""
+
+
+class ModelGaveUp(ModelError):
+    """The model has nothing more to say (a scripted model ran out of replies)."""
+
+
+class ContextLengthExceeded(ModelError):
+    """The prompt did not fit the model's context window."""
+
+
+class ModelUnavailable(ModelError):
+    """The endpoint cannot be reached or refuses us (after retries)."""

@@ -1,0 +1,1 @@
+"""Sandboxes that run the agent's commands behind one `Sandbox` protocol."""

@@ -1,0 +1,69 @@
+"""The `Sandbox` protocol and the `Observation` a command produces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass
+class Observation:
+    """The result of one command.
+
+    `output` is what the model sees: stdout and stderr interleaved, cut to head and tail when long.
+    `output_path` is where the full output can be read back *inside* the sandbox.
+    """
+
+    command: str
+    exit_code: int
+    output: str
+    duration: float
+    total_bytes: int = 0
+    truncated: bool = False
+    output_path: str | None = None
+    timed_out: bool = False
+    syntax_error: bool = False
+    killed_reason: str | None = None  # e.g. "out of memory", "shell restarted"
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class Sandbox(Protocol):
+    """Runs shell commands for one session; `cd`, variables and venvs persist between commands."""
+
+    name: str
+    workdir: str  # the repository's path as commands see it
+
+    def start(self) -> None: ...
+
+    def run(self, command: str, timeout: float | None = None) -> Observation: ...
+
+    def read_file(self, path: str) -> str:
+        """Read a file by its path inside the sandbox (relative paths are under `workdir`)."""
+        ...
+
+    def write_file(self, path: str, content: str) -> None: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Sandbox: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class SandboxUnavailable(Exception):
+    """The backend cannot run here (missing binary, engine down)."""
+
+
+def host_path(repo: Path, workdir: str, path: str) -> Path:
+    """Map a path as the sandbox sees it to the host path, for sandboxes that mount the repo."""
+    p = Path(path)
+    if not p.is_absolute():
+        return repo / p
+    try:
+        return repo / p.relative_to(workdir)
+    except ValueError:
+        return p

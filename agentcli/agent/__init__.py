@@ -1,0 +1,1 @@
+"""The plan-act-observe loop."""

@@ -1,0 +1,229 @@
+"""The plan-act-observe loop. It never prints, and knows no particular model, sandbox or git."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from agentcli.agent.observation import format_observation
+from agentcli.agent.parsing import ParsedReply, parse_reply
+from agentcli.agent.prompts import render
+from agentcli.agent.stuck import StuckDetector
+from agentcli.context.window import Context, FullHistory
+from agentcli.events import (
+    CommandFinished,
+    CommandStarted,
+    EventBus,
+    FormatError,
+    ModelReplied,
+    ModelStarted,
+    Nudge,
+    PlanUpdated,
+    TokenStreamed,
+)
+from agentcli.models.base import Model, ModelGaveUp
+from agentcli.sandbox.base import Observation, Sandbox
+
+
+@dataclass
+class RunLimits:
+    max_steps: int = 40
+    timeout: float = 0.0  # wall clock seconds; 0: none
+    command_timeout: float = 120.0
+    max_cost: float = 0.0
+    max_tokens: int = 0
+    max_format_errors: int = 5
+    reply_tokens: int = 1024
+
+
+@dataclass
+class Outcome:
+    """How a run ended, before any repository bookkeeping."""
+
+    status: str  # finished | failed
+    reason: str
+    summary: str = ""
+    steps: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    wall_time: float = 0.0
+    plan: list[str] = field(default_factory=list)
+
+
+class _Stop(Exception):
+    def __init__(self, status: str, reason: str, summary: str = ""):
+        super().__init__(reason)
+        self.status, self.reason, self.summary = status, reason, summary
+
+
+class Agent:
+    """Drives one model and one sandbox through a task, emitting events as it goes."""
+
+    def __init__(
+        self,
+        model: Model,
+        sandbox: Sandbox,
+        events: EventBus,
+        *,
+        limits: RunLimits | None = None,
+        context: Context | None = None,
+        stuck: StuckDetector | None = None,
+    ):
+        self.model = model
+        self.sandbox = sandbox
+        self.events = events
+        self.limits = limits or RunLimits()
+        self.context = context or FullHistory()
+        self.stuck = stuck or StuckDetector()
+        self.outcome = Outcome(status="failed", reason="not started")
+        self._started = 0.0
+        self._format_errors = 0
+        self._commands_run = 0
+        self._first_step = 0
+
+    def run(self, task: str, *, context_text: str = "") -> Outcome:
+        """Work on `task` until the model finishes or a limit trips. `context_text` follows the task."""
+        system = render("system", workdir=self.sandbox.workdir)
+        self.context.start(system, render("task", task=task.strip(), context=context_text.strip()))
+        return self._drive()
+
+    def continue_with(self, task: str) -> Outcome:
+        """A follow-up task in the same session: history and sandbox state are kept."""
+        self.context.add("user", render("task", task=task.strip(), context=""))
+        return self._drive()
+
+    def _drive(self) -> Outcome:
+        self._started = time.monotonic()
+        self._format_errors = 0
+        self._first_step = self.outcome.steps
+        try:
+            while True:
+                self._check_limits()
+                self._step()
+        except _Stop as stop:
+            self.outcome.status, self.outcome.reason, self.outcome.summary = (
+                stop.status,
+                stop.reason,
+                stop.summary,
+            )
+        finally:
+            self.outcome.wall_time = time.monotonic() - self._started
+        return self.outcome
+
+    # -- one turn -----------------------------------------------------------------------------
+
+    def _step(self) -> None:
+        step = self.outcome.steps + 1
+        self.events.emit(ModelStarted(step=step))
+        started = time.monotonic()
+        try:
+            reply = self.model.complete(
+                self.context.prompt(),
+                max_tokens=self.limits.reply_tokens,
+                on_token=lambda piece: self.events.emit(TokenStreamed(text=piece)),
+            )
+        except ModelGaveUp as e:
+            raise _Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
+        self.outcome.steps = step
+        usage = reply.usage
+        self.outcome.tokens_in += usage.prompt_tokens
+        self.outcome.tokens_out += usage.completion_tokens
+        self.outcome.cost += reply.cost
+        self.events.emit(
+            ModelReplied(
+                step=step,
+                text=reply.text,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                cost=reply.cost,
+                duration=time.monotonic() - started,
+                prompt_evaluated=usage.prompt_evaluated,
+            )
+        )
+        self.context.add("assistant", reply.text)
+        parsed = parse_reply(reply.text)
+        if parsed.plan and parsed.plan != self.outcome.plan:
+            self.outcome.plan = parsed.plan
+            self.context.set_plan(parsed.plan)
+            self.events.emit(PlanUpdated(steps=parsed.plan))
+        if parsed.finished:
+            self._finish(parsed, step)
+        elif parsed.command is not None:
+            self._act(parsed, step)
+        else:
+            self._format_error(parsed.error or "no command found", step)
+
+    def _finish(self, parsed: ParsedReply, step: int) -> None:
+        if self._commands_run == 0 and not parsed.summary:
+            self._format_error(
+                "You said the task is done but have not run any command. Do the task first, "
+                "then reply with `DONE: <what you did>`.",
+                step,
+            )
+            return
+        raise _Stop("finished", "the model declared the task finished", parsed.summary)
+
+    def _act(self, parsed: ParsedReply, step: int) -> None:
+        self._format_errors = 0
+        command = parsed.command or ""
+        self.events.emit(CommandStarted(step=step, command=command, notes=parsed.notes))
+        obs = self.sandbox.run(command, timeout=self._command_timeout())
+        self._commands_run += 1
+        self.events.emit(_finished_event(step, obs))
+        self.context.add("user", format_observation(obs, parsed.notes))
+        if parsed.finish_after_command and obs.ok:
+            raise _Stop("finished", "the model declared the task finished", parsed.summary)
+        self.stuck.record(command, obs.output, obs.exit_code)
+        verdict = self.stuck.check()
+        if verdict is not None:
+            action, reason = verdict
+            if action == "stop":
+                raise _Stop("failed", f"stuck: {reason}")
+            self.events.emit(Nudge(step=step, reason=reason))
+            self.context.add("user", StuckDetector.advice(reason))
+
+    def _format_error(self, message: str, step: int) -> None:
+        self._format_errors += 1
+        self.events.emit(FormatError(step=step, message=message, count=self._format_errors))
+        if self._format_errors >= self.limits.max_format_errors:
+            raise _Stop("failed", f"{self._format_errors} replies in a row had no usable command")
+        self.context.add("user", render("format_error", error=message))
+
+    # -- limits ---------------------------------------------------------------------------------
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+    def _command_timeout(self) -> float:
+        timeout = self.limits.command_timeout
+        if self.limits.timeout:
+            timeout = max(1.0, min(timeout, self.limits.timeout - self._elapsed()))
+        return timeout
+
+    def _check_limits(self) -> None:
+        limits, o = self.limits, self.outcome
+        if o.steps - self._first_step >= limits.max_steps:
+            raise _Stop("failed", f"step limit reached ({limits.max_steps} steps)")
+        if limits.timeout and self._elapsed() >= limits.timeout:
+            raise _Stop("failed", f"time limit reached ({limits.timeout:g}s)")
+        if limits.max_tokens and o.tokens_in + o.tokens_out >= limits.max_tokens:
+            raise _Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")
+        if limits.max_cost and o.cost >= limits.max_cost:
+            raise _Stop("failed", f"cost limit reached (${limits.max_cost:g})")
+
+
+def _finished_event(step: int, obs: Observation) -> CommandFinished:
+    return CommandFinished(
+        step=step,
+        command=obs.command,
+        exit_code=obs.exit_code,
+        output=obs.output,
+        duration=obs.duration,
+        total_bytes=obs.total_bytes,
+        truncated=obs.truncated,
+        output_path=obs.output_path,
+        timed_out=obs.timed_out,
+        syntax_error=obs.syntax_error,
+        killed_reason=obs.killed_reason,
+    )

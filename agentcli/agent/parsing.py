@@ -1,0 +1,238 @@
+"""Turn a model's free text into one action, leniently enough for small local models.
+
+Small models put several commands in one reply, echo earlier observations, forget the finish
+marker, or answer with a bare command. Rather than reject such replies, take the first command,
+say what was ignored, and recognise a plain "the task is done" ending.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+SHELL_LANGUAGES = {
+    "",
+    "bash",
+    "sh",
+    "shell",
+    "zsh",
+    "console",
+    "terminal",
+    "shell-session",
+    "cmd",
+    "bash session",
+}
+# A finish marker at the start of a line: "DONE: summary", "TASK COMPLETE", "FINISHED - summary".
+_FINISH_LINE = re.compile(
+    r"^\s*(?:\*\*|#+\s*)?(DONE|TASK[ _]COMPLETE(?:D)?|FINISHED|COMPLETE_TASK\w*)\b\**\s*[:\-–.!]?\s*(.*)$",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Commands models use to say they are finished.
+_FINISH_COMMAND = re.compile(
+    r"^\s*(?:echo\s+['\"]?(?:DONE|TASK[ _]COMPLETE\w*|COMPLETE_TASK\w*|FINISHED)\b.*|exit(?:\s+0)?|done)\s*$",
+    re.IGNORECASE,
+)
+# Plain-language endings, recognised only when the reply carries no command.
+_DONE_PROSE = re.compile(
+    r"\b(task (?:is |has been )?(?:now )?(?:complete|completed|done|finished)"
+    r"|(?:i have|i've|has been|have been) (?:successfully )?(?:completed|fixed|implemented|created|added|updated|"
+    r"resolved|renamed|written|finished)"
+    r"|all (?:the )?tests (?:now )?pass|nothing (?:more|else) (?:to do|is needed)|no further (?:action|changes)"
+    r"|the (?:fix|change|changes|implementation) (?:is|are) (?:now )?(?:complete|in place|done))",
+    re.IGNORECASE,
+)
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+\-. ]*?)[ \t]*$", re.MULTILINE)
+_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+_PLAN_ITEM = re.compile(r"^\s*(?:step\s*)?(\d{1,2})[.):]\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+# The header our observations start with; a block that starts like it is an echo, not a command.
+OBSERVATION_HEADER = re.compile(r"^\s*\[(?:exit|timed out|syntax error|no command)", re.IGNORECASE)
+_COMMON_COMMANDS = [
+    "ls",
+    "cat",
+    "cd",
+    "pwd",
+    "echo",
+    "grep",
+    "rg",
+    "find",
+    "sed",
+    "awk",
+    "head",
+    "tail",
+    "wc",
+    "python",
+    "python3",
+    "pytest",
+    "pip",
+    "git",
+    "make",
+    "mkdir",
+    "touch",
+    "cp",
+    "mv",
+    "rm",
+    "chmod",
+    "diff",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "node",
+    "npm",
+    "go",
+    "cargo",
+    "bash",
+    "sh",
+    "printf",
+    "test",
+    "tree",
+]
+
+
+@dataclass
+class Block:
+    language: str
+    body: str
+    closed: bool
+
+
+@dataclass
+class ParsedReply:
+    """What one reply asks for. Exactly one of `command`, `finished` or `error` is meaningful."""
+
+    text: str
+    command: str | None = None
+    finished: bool = False
+    summary: str = ""
+    plan: list[str] | None = None
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+    # A finish marker came with a command: finish if that command succeeds.
+    finish_after_command: bool = False
+
+
+def find_blocks(text: str) -> list[Block]:
+    """Fenced code blocks in order; an unclosed final fence runs to the end of the text."""
+    blocks: list[Block] = []
+    pos = 0
+    while True:
+        opening = _FENCE.search(text, pos)
+        if not opening:
+            return blocks
+        fence, language = opening.group(1), opening.group(2).strip().lower()
+        start = opening.end() + 1
+        closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE)
+        end = closing.search(text, start) if start <= len(text) else None
+        if end is None:
+            blocks.append(Block(language, text[start:], closed=False))
+            return blocks
+        blocks.append(Block(language, text[start : end.start()], closed=True))
+        pos = end.end()
+
+
+def _strip_prompts(body: str) -> str:
+    """Drop `$ ` prompts that console-style blocks put before each command."""
+    lines = body.splitlines()
+    prompted = [ln for ln in lines if ln.strip()]
+    if prompted and all(re.match(r"^\s*\$ ", ln) for ln in prompted):
+        return "\n".join(re.sub(r"^\s*\$ ", "", ln) for ln in lines)
+    return body
+
+
+def _outside_blocks(text: str) -> str:
+    return _FENCE.sub("\n", re.sub(r"(`{3,}|~{3,}).*?(\1|$)", "\n", text, flags=re.DOTALL))
+
+
+def extract_plan(text: str) -> list[str] | None:
+    """A numbered list of at least two items outside code blocks, numbered from 1."""
+    prose = _outside_blocks(text)
+    items = _PLAN_ITEM.findall(prose)
+    if len(items) < 2 or items[0][0] != "1":
+        return None
+    plan: list[str] = []
+    expected = 1
+    for number, step in items:
+        if int(number) != expected:
+            break
+        plan.append(step.strip().rstrip(".").strip("*").strip())
+        expected += 1
+    return plan if len(plan) >= 2 else None
+
+
+def _bare_command(text: str) -> str | None:
+    """A reply that is only a command, without fences: `ls -la` or `$ pytest -q`."""
+    stripped = text.strip().strip("`").strip()
+    if not stripped or "\n" in stripped:
+        return None
+    stripped = re.sub(r"^\$\s+", "", stripped)
+    first = stripped.split()[0]
+    return stripped if first in _COMMON_COMMANDS or first.startswith("./") else None
+
+
+def parse_reply(text: str) -> ParsedReply:
+    """Read one action out of a reply. See docs/finishing.md for the conventions."""
+    clean = _THINK.sub("", text).strip()
+    reply = ParsedReply(text=text, plan=extract_plan(clean))
+    blocks = [b for b in find_blocks(clean) if not OBSERVATION_HEADER.match(b.body)]
+    shell_blocks = [b for b in blocks if b.language in SHELL_LANGUAGES and b.body.strip()]
+    prose = _outside_blocks(clean)
+    marker = _FINISH_LINE.search(prose)
+
+    if not shell_blocks:
+        if marker:
+            reply.finished = True
+            reply.summary = marker.group(2).strip() or _summary_from(prose, marker.start())
+            return reply
+        if (bare := _bare_command(clean)) is not None:
+            reply.command = bare
+            return reply
+        other = [b for b in blocks if b.body.strip()]
+        if other:
+            lang = other[0].language or "plain"
+            reply.error = (
+                f"Your reply had a ```{lang} block but no ```bash block, so nothing ran. To run code, "
+                "put a shell command in a ```bash block (for Python: python3 - <<'EOF' ... EOF); "
+                "to write a file: cat > FILE <<'EOF' ... EOF."
+            )
+            return reply
+        if _DONE_PROSE.search(prose):
+            reply.finished = True
+            reply.summary = _first_sentence(prose)
+            return reply
+        reply.error = (
+            "No command found. Reply with exactly one shell command in a ```bash block, "
+            "or with a line `DONE: <summary>` if the task is complete."
+        )
+        return reply
+
+    first = shell_blocks[0]
+    command = _strip_prompts(first.body).strip("\n")
+    if _FINISH_COMMAND.match(command.strip()):
+        reply.finished = True
+        reply.summary = marker.group(2).strip() if marker else _first_sentence(prose)
+        return reply
+    reply.command = command
+    if not first.closed:
+        reply.notes.append("Your command block was not closed with ```; it was run as written.")
+    if len(shell_blocks) > 1:
+        reply.notes.append(
+            f"Only the first command ran; the other {len(shell_blocks) - 1} command block(s) were ignored. "
+            "Send one command per reply."
+        )
+    # With a command present, only an upper-case marker counts: "Done reading the file" does not.
+    if marker and marker.group(1).isupper():
+        reply.finish_after_command = True
+        reply.summary = marker.group(2).strip()
+    return reply
+
+
+def _first_sentence(prose: str) -> str:
+    text = " ".join(prose.split())
+    match = re.match(r"(.{1,300}?[.!])(\s|$)", text)
+    return (match.group(1) if match else text[:300]).strip()
+
+
+def _summary_from(prose: str, start: int) -> str:
+    """Text after a bare marker line, when the summary is on the following lines."""
+    after = prose[start:].split("\n", 1)
+    return _first_sentence(after[1]) if len(after) > 1 else ""

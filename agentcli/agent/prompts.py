@@ -1,0 +1,19 @@
+"""Prompt templates, kept as files beside this module so they read as prose."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+
+@cache
+def template(name: str) -> str:
+    return resources.files("agentcli.agent").joinpath("prompts", f"{name}.md").read_text()
+
+
+def render(name: str, **values: str) -> str:
+    """Fill `{key}` placeholders; other braces (shell, code) are left alone."""
+    text = template(name)
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", value)
+    return text.strip()

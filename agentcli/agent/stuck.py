@@ -1,0 +1,73 @@
+"""Notice an agent going round in circles: first a nudge, then a stop with a clear reason."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+@dataclass
+class StuckDetector:
+    """Watches (command, output) pairs.
+
+    Patterns: the same command with the same output `repeats` times in a row; two commands
+    alternating with unchanged outputs for `alternations` rounds; `error_streak` failing commands
+    in a row. The first time a pattern shows, `check` returns ("nudge", why); if it shows again
+    after that nudge, ("stop", why).
+    """
+
+    repeats: int = 3
+    alternations: int = 3
+    error_streak: int = 6
+    _history: list[tuple[str, str, int]] = field(default_factory=list)
+    _nudged: set[str] = field(default_factory=set)
+    _errors_since_nudge: int = 0
+
+    def record(self, command: str, output: str, exit_code: int) -> None:
+        digest = hashlib.sha1(output.encode(errors="replace")).hexdigest()
+        self._history.append((command.strip(), digest, exit_code))
+
+    def check(self) -> tuple[str, str] | None:
+        reason = self._pattern()
+        if reason is None:
+            return None
+        kind = reason.split(":", 1)[0]
+        if kind in self._nudged:
+            return "stop", reason
+        self._nudged.add(kind)
+        if kind == "errors":
+            self._errors_since_nudge = 0
+        return "nudge", reason
+
+    def _pattern(self) -> str | None:
+        h = self._history
+        n = self.repeats
+        if len(h) >= n and len({(c, d) for c, d, _ in h[-n:]}) == 1:
+            return f"repeat: the same command gave the same output {n} times in a row"
+        span = 2 * self.alternations
+        if len(h) >= span:
+            window = h[-span:]
+            a, b = (window[0][0], window[0][1]), (window[1][0], window[1][1])
+            if a != b and all((c, d) == (a if i % 2 == 0 else b) for i, (c, d, _) in enumerate(window)):
+                return f"alternating: two commands alternated {self.alternations} times with unchanged output"
+        streak = 0
+        for _, _, code in reversed(h):
+            if code == 0:
+                break
+            streak += 1
+        threshold = self.error_streak if "errors" not in self._nudged else self.error_streak + 4
+        if streak >= threshold:
+            return f"errors: {streak} commands in a row failed"
+        if streak == 0:
+            self._nudged.discard("errors")
+        return None
+
+    @staticmethod
+    def advice(reason: str) -> str:
+        kind = reason.split(":", 1)[0]
+        hints = {
+            "repeat": "Running it again will not change the result. Try something different.",
+            "alternating": "Going back and forth will not change the result. Step back and try another approach.",
+            "errors": "Read the last error message carefully, then try a simpler command or a different approach.",
+        }
+        return f"[note] You seem stuck ({reason.split(': ', 1)[1]}). {hints[kind]}"

@@ -1,0 +1,200 @@
+"""The `agentcli` command. Heavy modules are imported inside commands so `--help` stays instant."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from agentcli import __version__
+from agentcli.errors import AgentcliError
+
+app = typer.Typer(
+    name="agentcli",
+    help="A terminal coding agent: plans, runs commands in a sandbox, shows the diff.",
+    add_completion=False,
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def main(
+    ctx: typer.Context,
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+) -> None:
+    """Run `agentcli solve "TASK"` in a git repository, or `agentcli` alone for an interactive session."""
+    if ctx.invoked_subcommand is None:
+        try:
+            from agentcli.cli.repl_cmd import repl_command
+        except ImportError:
+            typer.echo(ctx.get_help())
+            raise typer.Exit() from None
+        ctx.invoke(repl_command)
+
+
+@app.command()
+def solve(
+    task: str = typer.Argument(None, help="What to do, in plain words.", show_default=False),
+    task_file: Path = typer.Option(None, "--task-file", help="Read the task from a file."),
+    repo: Path = typer.Option(Path("."), "--repo", help="The repository to work in."),
+    no_git: bool = typer.Option(False, "--no-git", help="Work in a directory that is not a git repository."),
+    model: str = typer.Option(None, "--model", "-m", help="provider/model, local/NAME, or scripted:FILE."),
+    api_base: str = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server."),
+    sandbox: str = typer.Option(None, "--sandbox", help="auto, docker, bwrap or host."),
+    image: str = typer.Option(None, "--image", help="Docker image to run commands in."),
+    network: bool = typer.Option(None, "--network/--no-network", help="Allow network access in the sandbox."),
+    memory_mb: int = typer.Option(None, "--memory", help="Sandbox memory limit in MiB."),
+    cpus: float = typer.Option(None, "--cpus", help="Sandbox CPU limit."),
+    pids: int = typer.Option(None, "--pids", help="Sandbox process limit."),
+    max_steps: int = typer.Option(None, "--max-steps", help="Stop after this many model calls."),
+    timeout: float = typer.Option(None, "--timeout", help="Stop after this many seconds of wall time."),
+    command_timeout: float = typer.Option(None, "--command-timeout", help="Seconds one command may run."),
+    max_cost: float = typer.Option(None, "--max-cost", help="Stop once the run has cost this many dollars."),
+    max_tokens: int = typer.Option(None, "--max-tokens", help="Stop once the run has used this many tokens."),
+    context_budget: int = typer.Option(None, "--context-budget", help="Cap the model's context, in tokens."),
+    json_output: bool = typer.Option(False, "--json", help="JSON Lines events on stdout; logs on stderr."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Show only the result."),
+) -> None:
+    """Do TASK in the repository and show the diff; `agentcli undo` takes it back."""
+    from agentcli.config import load_settings
+    from agentcli.session.solve import SolveRequest, locate_repository, solve
+
+    text = _task_text(task, task_file)
+    root = locate_repository(repo, use_git=not no_git)
+    flags = {
+        "model": model,
+        "api_base": api_base,
+        "sandbox": sandbox,
+        "image": image,
+        "network": network,
+        "memory_mb": memory_mb,
+        "cpus": cpus,
+        "pids": pids,
+        "max_steps": max_steps,
+        "timeout": timeout,
+        "command_timeout": command_timeout,
+        "max_cost": max_cost,
+        "max_tokens": max_tokens,
+        "context_budget": context_budget,
+    }
+    settings = load_settings(root, flags)
+    listeners = _renderers(json_output, quiet)
+    outcome = solve(SolveRequest(task=text, repo=root, settings=settings, use_git=not no_git, listeners=listeners))
+    raise typer.Exit(outcome.exit_code)
+
+
+def _task_text(task: str | None, task_file: Path | None) -> str:
+    from agentcli.errors import UsageError
+
+    if task_file is not None:
+        try:
+            task = task_file.read_text()
+        except OSError as e:
+            raise UsageError(f"cannot read task file {task_file}: {e.strerror}") from None
+    if not task or not task.strip():
+        raise UsageError('no task given: agentcli solve "what to do" (or --task-file FILE)')
+    return task.strip()
+
+
+def _renderers(json_output: bool, quiet: bool):
+    from rich.console import Console
+
+    from agentcli.ui.console import ConsoleRenderer
+    from agentcli.ui.jsonl import JsonLinesRenderer
+
+    listeners = []
+    if json_output:
+        listeners.append(JsonLinesRenderer(sys.stdout))
+    if not quiet:
+        listeners.append(ConsoleRenderer(Console(stderr=json_output, highlight=False)))
+    elif not json_output:
+        from agentcli.events import RunFinished
+
+        renderer = ConsoleRenderer(Console(highlight=False))
+        listeners.append(lambda event: renderer(event) if isinstance(event, RunFinished) else None)
+    return listeners
+
+
+@app.command()
+def undo(
+    session: str = typer.Argument(None, help="Session id (default: the latest run)."),
+    repo: Path = typer.Option(Path("."), "--repo", help="The repository."),
+) -> None:
+    """Put the repository back exactly as it was before an agentcli run."""
+    from agentcli.repo import checkpoint as cp
+    from agentcli.session.solve import locate_repository
+
+    root = locate_repository(repo, use_git=True)
+    checkpoint = cp.load_checkpoint(root, session)
+    touched = cp.restore(root, checkpoint)
+    cp.Git(root)("update-ref", "-d", f"{cp.CHECKPOINT_REFS}/{checkpoint.name}")
+    typer.echo(f"restored the state before session {checkpoint.name} ({len(touched)} paths)")
+    typer.echo(f"the replaced state is kept as {cp.BEFORE_UNDO_REFS}/{checkpoint.name}")
+
+
+config_app = typer.Typer(help="Show the configuration.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show")
+def config_show(
+    repo: Path = typer.Option(Path("."), "--repo", help="The repository whose config applies."),
+) -> None:
+    """Every setting, its value, and where the value came from."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from agentcli.config import load_settings, user_config_path
+    from agentcli.repo.checkpoint import find_repo_root
+
+    root = find_repo_root(repo) if repo.exists() else None
+    settings = load_settings(root)
+    table = Table("setting", "value", "from", box=None)
+    for name, value, source in settings.describe():
+        table.add_row(name, repr(value) if isinstance(value, str) else str(value), source)
+    console = Console(highlight=False)
+    console.print(table)
+    console.print(f"user config: {user_config_path()}")
+
+
+def _register_optional_commands() -> None:
+    """Commands whose modules may be absent in a partial install."""
+    try:
+        from agentcli.cli.map_cmd import map_command
+
+        app.command("map")(map_command)
+    except ImportError:
+        pass
+    for module, attribute, name in (
+        ("agentcli.cli.models_cmd", "models_app", "models"),
+        ("agentcli.cli.sandbox_cmd", "sandbox_app", "sandbox"),
+    ):
+        try:
+            sub = getattr(__import__(module, fromlist=[attribute]), attribute)
+        except ImportError:
+            continue
+        app.add_typer(sub, name=name)
+
+
+_register_optional_commands()
+
+
+def run() -> None:
+    """Console entry point: one-line errors with documented exit codes, never a traceback."""
+    try:
+        app()
+    except AgentcliError as error:
+        typer.echo(f"agentcli: {error}", err=True)
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("agentcli: interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""What the model sees each step, kept under a token budget."""

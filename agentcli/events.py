@@ -1,0 +1,169 @@
+"""Typed events: the loop emits them; renderers, the journal and recorders listen.
+
+Every event serialises to a flat JSON object with a `type` field; docs/ci.md documents the schema.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Event:
+    type: ClassVar[str] = "event"
+    # Whether the event goes to the session journal (streamed tokens do not: the reply does).
+    journaled: ClassVar[bool] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "time": round(time.time(), 3), **asdict(self)}
+
+
+@dataclass
+class RunStarted(Event):
+    type: ClassVar[str] = "run_started"
+    session_id: str
+    task: str
+    model: str
+    sandbox: str
+    workdir: str
+    schema_version: int = SCHEMA_VERSION
+
+
+@dataclass
+class Notice(Event):
+    """Something the user should know that is not part of the agent's work (e.g. a model download)."""
+
+    type: ClassVar[str] = "notice"
+    message: str
+    level: str = "info"  # info | warning
+
+
+@dataclass
+class ModelStarted(Event):
+    type: ClassVar[str] = "model_started"
+    journaled: ClassVar[bool] = False
+    step: int
+
+
+@dataclass
+class TokenStreamed(Event):
+    type: ClassVar[str] = "token"
+    journaled: ClassVar[bool] = False
+    text: str
+
+
+@dataclass
+class ModelReplied(Event):
+    type: ClassVar[str] = "model_replied"
+    step: int
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    duration: float
+    prompt_evaluated: int | None = None
+
+
+@dataclass
+class ModelRetry(Event):
+    type: ClassVar[str] = "model_retry"
+    attempt: int
+    delay: float
+    error: str
+
+
+@dataclass
+class PlanUpdated(Event):
+    type: ClassVar[str] = "plan_updated"
+    steps: list[str]
+
+
+@dataclass
+class CommandStarted(Event):
+    type: ClassVar[str] = "command_started"
+    step: int
+    command: str
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CommandFinished(Event):
+    type: ClassVar[str] = "command_finished"
+    step: int
+    command: str
+    exit_code: int
+    output: str
+    duration: float
+    total_bytes: int
+    truncated: bool
+    output_path: str | None
+    timed_out: bool
+    syntax_error: bool
+    killed_reason: str | None = None
+
+
+@dataclass
+class FormatError(Event):
+    type: ClassVar[str] = "format_error"
+    step: int
+    message: str
+    count: int
+
+
+@dataclass
+class Nudge(Event):
+    """The loop noticed the agent going round in circles and told the model."""
+
+    type: ClassVar[str] = "nudge"
+    step: int
+    reason: str
+
+
+@dataclass
+class ContextCompacted(Event):
+    type: ClassVar[str] = "context_compacted"
+    folded_messages: int
+    tokens_before: int
+    tokens_after: int
+    fallback: bool
+
+
+@dataclass
+class RunFinished(Event):
+    type: ClassVar[str] = "result"
+    status: str  # finished | failed | interrupted | error
+    reason: str
+    summary: str
+    steps: int
+    tokens_in: int
+    tokens_out: int
+    cost: float
+    wall_time: float
+    files_changed: list[str] = field(default_factory=list)
+    diffstat: str = ""
+    session_id: str = ""
+    branch: str | None = None
+    commit: str | None = None
+    patch: str | None = None
+
+
+Listener = Callable[[Event], None]
+
+
+class EventBus:
+    """Fans each event out to every listener, in the order they subscribed."""
+
+    def __init__(self, listeners: list[Listener] | None = None):
+        self.listeners: list[Listener] = list(listeners or [])
+
+    def subscribe(self, listener: Listener) -> None:
+        self.listeners.append(listener)
+
+    def emit(self, event: Event) -> None:
+        for listener in self.listeners:
+            listener(event)

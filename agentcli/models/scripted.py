@@ -1,0 +1,62 @@
+"""A model that replies from a script: deterministic runs for tests, demos and replays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentcli.errors import UsageError
+from agentcli.models.base import Message, ModelGaveUp, Reply, StreamCallback, Usage
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: close enough for budgets when no tokenizer is at hand."""
+    return max(1, (len(text) + 3) // 4)
+
+
+class ScriptedModel:
+    """Returns the given replies in order, one per call; when they run out the model gives up."""
+
+    def __init__(self, replies: list[str], *, name: str = "scripted", context_window: int = 131072):
+        self.replies = list(replies)
+        self.name = name
+        self._window = context_window
+        self.calls: list[list[Message]] = []
+
+    @classmethod
+    def from_file(cls, path: Path) -> ScriptedModel:
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise UsageError(f"scripted replies file not found: {path}") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"cannot read scripted replies file {path}: {e}") from None
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
+        if not isinstance(data, list) or not all(isinstance(r, str) for r in data):
+            raise UsageError(f"{path}: must be a JSON list of reply strings")
+        return cls(data, name=f"scripted:{path}")
+
+    @property
+    def context_window(self) -> int:
+        return self._window
+
+    def count_tokens(self, messages: list[Message]) -> int:
+        return sum(estimate_tokens(m["content"]) + 4 for m in messages)
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int | None = None,
+        on_token: StreamCallback | None = None,
+    ) -> Reply:
+        self.calls.append(list(messages))
+        index = len(self.calls) - 1
+        if index >= len(self.replies):
+            raise ModelGaveUp("the scripted replies ran out")
+        text = self.replies[index]
+        if on_token is not None:
+            on_token(text)
+        usage = Usage(prompt_tokens=self.count_tokens(messages), completion_tokens=estimate_tokens(text))
+        return Reply(text=text, usage=usage)

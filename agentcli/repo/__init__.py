@@ -1,0 +1,1 @@
+"""The user's repository: checkpoints, diffs, and what the agent knows of the code."""

@@ -1,0 +1,243 @@
+"""The persistent-shell driver every sandbox backend shares.
+
+One long-lived bash per session reads one control line per command from its stdin. The command
+text travels as a file in a control directory that both sides see (the driver writes it at its host
+path, the shell reads it at its sandbox path); the command's interleaved stdout and stderr go to a
+file beside it, so output of any size costs no memory here. The shell answers on its stdout with a
+sentinel line that carries a per-session token and the exit code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import select
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Protocol
+
+from agentcli.sandbox.base import Observation
+
+DEFAULT_TIMEOUT = 120.0
+# Beyond the command's own timeout, how long to wait for the shell before declaring it dead.
+SHELL_GRACE = 15.0
+# What the model sees of one output; the rest stays in the saved file.
+DEFAULT_OUTPUT_LIMIT = 6000
+
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+
+
+class ShellTransport(Protocol):
+    """A running bash: something to write control lines to and read sentinel lines from."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def read_line(self, deadline: float) -> bytes | None:
+        """The next line, b"" at end of stream, None when `deadline` (time.monotonic) passes."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class ProcessTransport:
+    """A bash started as a local process (directly, or through a wrapper such as bwrap)."""
+
+    def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str], stderr_path: Path, preexec=None):
+        self._stderr = open(stderr_path, "ab")  # noqa: SIM115 - lives as long as the process
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            preexec_fn=preexec,
+        )
+        self._buffer = b""
+
+    def write(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def read_line(self, deadline: float) -> bytes | None:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b""
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line + b"\n"
+
+    def close(self) -> None:
+        """End the shell and every process of its session."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        self._stderr.close()
+
+
+@dataclass
+class OutputFile:
+    """Where a command's output lands: the host path (read here) and the sandbox path (shown)."""
+
+    host: Path
+    inside: str
+
+
+class PersistentShell:
+    """Runs commands one at a time in a long-lived bash, restarting it if it dies.
+
+    `start_transport` starts a fresh bash; `control_host`/`control_inside` name the same directory
+    as seen from here and from inside the sandbox.
+    """
+
+    def __init__(
+        self,
+        start_transport,
+        control_host: Path,
+        control_inside: str,
+        *,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    ):
+        self._start_transport = start_transport
+        self.control_host = control_host
+        self.control_inside = control_inside.rstrip("/")
+        self.output_limit = output_limit
+        self._token = secrets.token_hex(8)
+        self._transport: ShellTransport | None = None
+        self._count = 0
+        self.restarts = 0
+
+    def start(self) -> None:
+        self.control_host.mkdir(parents=True, exist_ok=True)
+        self._transport = self._start_transport()
+        init = resources.files("agentcli.sandbox").joinpath("shell_init.sh").read_text()
+        init = init.replace("__AC_CTL__", self.control_inside)
+        self._transport.write(init.encode() + b"\n")
+        # A first round trip proves the shell is up and has read the bootstrap.
+        probe = self.run("true", timeout=30)
+        if probe.exit_code != 0:
+            raise RuntimeError(f"the sandbox shell did not start: {probe.output.strip()[:200]}")
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+
+    def run(self, command: str, timeout: float | None = None) -> Observation:
+        if self._transport is None:
+            raise RuntimeError("shell is not started")
+        timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        self._count += 1
+        cid = f"{self._count:04d}"
+        (self.control_host / f"{cid}.sh").write_text(command if command.endswith("\n") else command + "\n")
+        seconds = max(1, round(timeout)) if timeout > 0 else 0
+        ctl = self.control_inside
+        sentinel = f"__AC_{self._token}_{cid}"
+        line = (
+            f'__ac_launch {cid} {seconds} && wait "$__ac_pid"; __ac_ec=$?; __ac_after; '
+            f'if [ -f "{ctl}/{cid}.state" ]; then . "{ctl}/{cid}.state" 2>/dev/null; __ac_prune; fi; '
+            f"printf '\\n{sentinel} %d\\n' \"$__ac_ec\"\n"
+        )
+        started = time.monotonic()
+        deadline = started + (seconds or 86400 * 365) + SHELL_GRACE
+        self._transport.write(line.encode())
+        exit_code = self._await_sentinel(sentinel, deadline)
+        duration = time.monotonic() - started
+        out = OutputFile(self.control_host / f"{cid}.out", f"{ctl}/{cid}.out")
+        killed_reason = None
+        if exit_code is None:
+            killed_reason = "the shell stopped answering and was restarted; cwd and variables were reset"
+            self._restart()
+            exit_code = -1
+        (self.control_host / f"{cid}.state").unlink(missing_ok=True)
+        timed_out = (self.control_host / f"{cid}.timeout").exists()
+        syntax_error = (self.control_host / f"{cid}.syntax").exists()
+        text, total, truncated = read_head_tail(out.host, self.output_limit)
+        return Observation(
+            command=command,
+            exit_code=exit_code,
+            output=text,
+            duration=duration,
+            total_bytes=total,
+            truncated=truncated,
+            output_path=out.inside,
+            timed_out=timed_out,
+            syntax_error=syntax_error,
+            killed_reason=killed_reason,
+        )
+
+    def _await_sentinel(self, sentinel: str, deadline: float) -> int | None:
+        assert self._transport is not None
+        prefix = sentinel.encode() + b" "
+        while True:
+            line = self._transport.read_line(deadline)
+            if line is None or line == b"":
+                return None
+            if line.startswith(prefix):
+                try:
+                    return int(line[len(prefix) :].strip())
+                except ValueError:
+                    return None
+
+    def _restart(self) -> None:
+        self.close()
+        self.restarts += 1
+        self._transport = self._start_transport()
+        init = resources.files("agentcli.sandbox").joinpath("shell_init.sh").read_text()
+        self._transport.write(init.replace("__AC_CTL__", self.control_inside).encode() + b"\n")
+
+
+def read_head_tail(path: Path, limit: int) -> tuple[str, int, bool]:
+    """Read a file's text for the model: all of it when short, else its head and tail.
+
+    Reads at most `limit` bytes from each end however large the file is, so memory stays flat.
+    Returns (text, total bytes, truncated).
+    """
+    try:
+        total = path.stat().st_size
+    except FileNotFoundError:
+        return "", 0, False
+    with open(path, "rb") as f:
+        if total <= limit:
+            return clean_output(f.read()), total, False
+        half = limit // 2
+        head = f.read(half)
+        f.seek(total - half)
+        tail = f.read(half)
+    head = head[: head.rfind(b"\n") + 1] or head
+    nl = tail.find(b"\n")
+    tail = tail[nl + 1 :] if 0 <= nl < len(tail) - 1 else tail
+    omitted = total - len(head) - len(tail)
+    marker = f"\n[... {omitted} bytes omitted ...]\n".encode()
+    return clean_output(head + marker + tail), total, True
+
+
+def clean_output(data: bytes) -> str:
+    """Decode output for the model: drop colour codes, keep only the last state of \\r-redrawn lines."""
+    data = _ANSI.sub(b"", data)
+    text = data.decode("utf-8", errors="replace")
+    if "\r" in text:
+        text = "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n"))
+    return text

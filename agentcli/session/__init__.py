@@ -1,0 +1,1 @@
+"""Sessions: the on-disk journal of a run."""

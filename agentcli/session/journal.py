@@ -1,0 +1,51 @@
+"""Every event of a session, appended to JSON Lines and flushed, so a killed run loses nothing."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from pathlib import Path
+
+from agentcli.events import Event
+
+SESSIONS_DIR = Path(".agentcli") / "sessions"
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+class Journal:
+    """`<repo>/.agentcli/sessions/<id>/events.jsonl`; command files and full outputs live beside it."""
+
+    def __init__(self, root: Path, session_id: str):
+        self.session_id = session_id
+        self.dir = root / SESSIONS_DIR / session_id
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "events.jsonl"
+        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - open for the session
+
+    @property
+    def commands_dir(self) -> Path:
+        return self.dir / "commands"
+
+    def __call__(self, event: Event) -> None:
+        if not event.journaled or self._file.closed:
+            return
+        self._file.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def read_events(path: Path) -> list[dict]:
+    """The events of a journal; a line cut short by a kill is skipped."""
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return events

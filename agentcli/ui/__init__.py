@@ -1,0 +1,1 @@
+"""Showing events to people and programs."""

@@ -1,0 +1,1 @@
+"""Small helpers shared by the scripts in this repository."""

@@ -44,6 +44,7 @@ class Settings:
     output_limit: int = 4000  # characters of one command's output the model sees
     repo_map_tokens: int = 1024
     temperature: float = 0.0
+    retries: int = 4  # extra tries of a failed model call (429, 5xx, timeouts)
     n_ctx: int = 8192  # llama.cpp context cap
 
     # Where each value came from: "default", a file path, "env AGENTCLI_X", "flag".
@@ -92,7 +93,7 @@ def validate(settings: Settings) -> Settings:
     for name in positive:
         if getattr(settings, name) <= 0:
             raise UsageError(f"{name} must be positive, got {getattr(settings, name)}")
-    not_negative = ("timeout", "max_cost", "max_tokens", "context_budget", "repo_map_tokens", "output_limit")
+    not_negative = ("retries", "timeout", "max_cost", "max_tokens", "context_budget", "repo_map_tokens", "output_limit")
     for name in not_negative:
         if getattr(settings, name) < 0:
             raise UsageError(f"{name} must not be negative, got {getattr(settings, name)}")

@@ -81,6 +81,7 @@ class Agent:
         self._format_errors = 0
         self._commands_run = 0
         self._first_step = 0
+        self._early_finish_questioned = False
 
     def run(self, task: str, *, context_text: str = "") -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task."""
@@ -155,9 +156,11 @@ class Agent:
             self._format_error(parsed.error or "no command found", step)
 
     def _finish(self, parsed: ParsedReply, step: int) -> None:
-        if self._commands_run == 0 and not parsed.summary:
+        # Small models often claim success before doing anything; ask once, then believe them.
+        if self._commands_run == 0 and not self._early_finish_questioned:
+            self._early_finish_questioned = True
             self._format_error(
-                "You said the task is done but have not run any command. Do the task first, "
+                "You said the task is done but have not run any command. Do the task and check it, "
                 "then reply with `DONE: <what you did>`.",
                 step,
             )

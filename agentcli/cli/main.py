@@ -130,15 +130,14 @@ def undo(
     repo: Path = typer.Option(Path("."), "--repo", help="The repository."),
 ) -> None:
     """Put the repository back exactly as it was before an agentcli run."""
-    from agentcli.repo import checkpoint as cp
+    from agentcli.repo.checkpoint import BEFORE_UNDO_REFS
     from agentcli.session.solve import locate_repository
+    from agentcli.session.undo import undo as undo_session
 
-    root = locate_repository(repo, use_git=True)
-    checkpoint = cp.load_checkpoint(root, session)
-    touched = cp.restore(root, checkpoint)
-    cp.Git(root)("update-ref", "-d", f"{cp.CHECKPOINT_REFS}/{checkpoint.name}")
-    typer.echo(f"restored the state before session {checkpoint.name} ({len(touched)} paths)")
-    typer.echo(f"the replaced state is kept as {cp.BEFORE_UNDO_REFS}/{checkpoint.name}")
+    report = undo_session(locate_repository(repo, use_git=True), session)
+    extra = f", removed {len(report.removed_ignored)} ignored paths it created" if report.removed_ignored else ""
+    typer.echo(f"restored the state before session {report.session} ({len(report.restored)} paths{extra})")
+    typer.echo(f"the replaced state is kept as {BEFORE_UNDO_REFS}/{report.session}")
 
 
 config_app = typer.Typer(help="Show the configuration.", no_args_is_help=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -215,7 +216,7 @@ def _translate(litellm, error: Exception) -> Exception:
 
 def _short(error: Exception) -> str:
     text = str(getattr(error, "message", None) or error).strip()
-    text = text.replace("litellm.", "")
+    text = re.sub(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)\s*[:\-]\s*)+", "", text)
     return text.splitlines()[0][:300] if text else type(error).__name__
 
 

@@ -42,7 +42,14 @@ def create_model(
             f"unknown model {name!r}: use provider/model (e.g. openai/gpt-4.1), local/NAME, or scripted:FILE"
         )
     from agentcli.models.litellm_backend import LiteLLMModel, missing_api_keys
+    from agentcli.models.retry import RetryPolicy
 
     if not settings.api_base and (missing := missing_api_keys(name)):
         raise UsageError(f"{name} needs an API key: set {' or '.join(missing)} in the environment")
-    return LiteLLMModel(name, api_base=settings.api_base, temperature=settings.temperature, on_retry=on_retry)
+    return LiteLLMModel(
+        name,
+        api_base=settings.api_base,
+        temperature=settings.temperature,
+        retry=RetryPolicy(attempts=settings.retries + 1),
+        on_retry=on_retry,
+    )

@@ -211,6 +211,31 @@ def restore(root: Path, checkpoint: Checkpoint) -> list[str]:
     return added + restored
 
 
+def ignored_entries(root: Path) -> set[str]:
+    """Ignored files and directories (collapsed) present now, outside agentcli's own folder."""
+    out = Git(root)("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+    return {entry for entry in out.split("\0") if entry and not entry.startswith(EXCLUDE_LINE)}
+
+
+def remove_created_ignored(root: Path, before: set[str], after: set[str]) -> list[str]:
+    """Remove ignored entries that appeared during a run (caches, build output the agent made).
+
+    Only entries absent before the run and present at its end are touched, so ignored files the
+    user creates later are left alone.
+    """
+    removed = []
+    for entry in sorted(after - before):
+        target = root / entry.rstrip("/")
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target, ignore_errors=True)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        else:
+            continue
+        removed.append(entry)
+    return removed
+
+
 def _restore_head(git: Git, checkpoint: Checkpoint, now: Checkpoint) -> None:
     """Put HEAD back where it was if the agent committed or switched branches (its commits stay in the reflog)."""
     if checkpoint.head_ref and now.head_ref != checkpoint.head_ref:

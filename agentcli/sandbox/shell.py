@@ -10,6 +10,7 @@ sentinel line that carries a per-session token and the exit code.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import secrets
@@ -152,7 +153,7 @@ class PersistentShell:
         self._count += 1
         cid = f"{self._count:04d}"
         (self.control_host / f"{cid}.sh").write_text(command if command.endswith("\n") else command + "\n")
-        seconds = max(1, round(timeout)) if timeout > 0 else 0
+        seconds = max(1, math.ceil(timeout)) if timeout > 0 else 0
         ctl = self.control_inside
         sentinel = f"__AC_{self._token}_{cid}"
         line = (

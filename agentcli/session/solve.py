@@ -26,6 +26,7 @@ from agentcli.repo.overview import repository_overview
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.journal import Journal, new_session_id
+from agentcli.session.undo import record_ignored
 
 
 class Terminated(BaseException):
@@ -84,6 +85,7 @@ def solve(request: SolveRequest) -> SolveResult:
 
     model = create_model(model_name, settings, notify=notify, on_retry=on_retry)
     checkpoint = cp.create_checkpoint(root, session_id) if request.use_git else None
+    ignored_before = cp.ignored_entries(root) if checkpoint else set()
     started = time.monotonic()
     outcome = Outcome(status="failed", reason="not started")
     exit_code = EXIT_NOT_FINISHED
@@ -128,6 +130,8 @@ def solve(request: SolveRequest) -> SolveResult:
                 sandbox.close()
         finally:
             signal.signal(signal.SIGTERM, previous_handler)
+    if checkpoint is not None:
+        record_ignored(root, journal.dir, ignored_before)
     result = _result(outcome, session_id, root, checkpoint, time.monotonic() - started)
     events.emit(result)
     journal.close()

@@ -1,0 +1,81 @@
+"""Shared fixtures: temporary git repositories and sandbox backends."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentcli.sandbox.local import BwrapSandbox, HostSandbox, bwrap_available
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.com",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    import os
+
+    out = subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True, env={**os.environ, **GIT_ENV}
+    )
+    return out.stdout
+
+
+@pytest.fixture
+def failing_repo(tmp_path: Path) -> Path:
+    """A small repository whose one test fails because of a bug in calc.py."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    return repo
+
+
+@pytest.fixture
+def write_replies(tmp_path: Path):
+    """Write a scripted-model replies file and return the `--model` value for it."""
+
+    def write(replies: list[str]) -> str:
+        path = tmp_path / f"replies-{len(list(tmp_path.glob('replies-*')))}.json"
+        path.write_text(json.dumps(replies))
+        return f"scripted:{path}"
+
+    return write
+
+
+FIX_REPLIES = [
+    "PLAN:\n1. Run the tests.\n2. Fix add in calc.py.\n3. Run the tests again.\n\n```bash\npython3 -m pytest -q\n```",
+    "add subtracts instead of adding.\n```bash\nsed -i 's/a - b/a + b/' calc.py\n```",
+    "```bash\npython3 -m pytest -q\n```",
+    "DONE: add() now returns a + b and the test passes.",
+]
+
+BACKENDS = [
+    pytest.param(HostSandbox, id="host"),
+    pytest.param(
+        BwrapSandbox,
+        id="bwrap",
+        marks=[
+            pytest.mark.bwrap,
+            pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not installed or cannot run here"),
+        ],
+    ),
+]
+
+
+@pytest.fixture(params=BACKENDS)
+def sandbox(request, tmp_path: Path):
+    repo = tmp_path / "work"
+    repo.mkdir()
+    box = request.param(repo, repo / ".agentcli" / "commands")
+    with box:
+        yield box

@@ -1,0 +1,134 @@
+"""The loop driven by the scripted model through a real host sandbox: limits, stuck detection, finishing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.stuck import StuckDetector
+from agentcli.events import CommandFinished, Event, EventBus, FormatError, Nudge, PlanUpdated
+from agentcli.models.base import Message, Reply, Usage
+from agentcli.models.scripted import ScriptedModel
+from agentcli.sandbox.local import HostSandbox
+
+
+@pytest.fixture
+def host(tmp_path: Path):
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        yield box
+
+
+def run(replies: list[str], host, **limits) -> tuple[object, list[Event]]:
+    seen: list[Event] = []
+    agent = Agent(ScriptedModel(replies), host, EventBus([seen.append]), limits=RunLimits(**limits))
+    return agent.run("do the thing"), seen
+
+
+def test_finishes_with_summary_and_plan(host):
+    outcome, events = run(
+        ["1. Make a file.\n2. Check it.\n```bash\necho hi > f.txt\n```", "```bash\ncat f.txt\n```", "DONE: made f.txt"],
+        host,
+    )
+    assert outcome.status == "finished" and outcome.summary == "made f.txt"
+    assert outcome.steps == 3
+    assert [e.steps for e in events if isinstance(e, PlanUpdated)] == [["Make a file", "Check it"]]
+    outputs = [e.output for e in events if isinstance(e, CommandFinished)]
+    assert outputs == ["", "hi\n"]
+
+
+def test_model_gave_up_when_replies_run_out(host):
+    outcome, _ = run(["```bash\ntrue\n```"], host)
+    assert outcome.status == "failed" and "gave up" in outcome.reason
+
+
+def test_step_limit(host):
+    outcome, _ = run([f"```bash\necho {i}\n```" for i in range(10)], host, max_steps=3)
+    assert outcome.status == "failed" and "step limit" in outcome.reason and outcome.steps == 3
+
+
+def test_wall_time_limit_also_bounds_commands(host):
+    outcome, events = run(["```bash\nsleep 20\n```", "```bash\necho late\n```"], host, timeout=1.5)
+    assert outcome.status == "failed" and "time limit" in outcome.reason
+    finished = [e for e in events if isinstance(e, CommandFinished)]
+    assert finished[0].timed_out and len(finished) == 1
+
+
+def test_consecutive_format_errors_limit(host):
+    outcome, events = run(["thinking...", "still thinking", "hmm", "```bash\ntrue\n```"], host, max_format_errors=3)
+    assert outcome.status == "failed" and "no usable command" in outcome.reason
+    assert [e.count for e in events if isinstance(e, FormatError)] == [1, 2, 3]
+
+
+def test_format_error_counter_resets_after_a_command(host):
+    replies = ["hmm", "hmm", "```bash\ntrue\n```", "hmm", "hmm", "DONE: ok"]
+    outcome, _ = run(replies, host, max_format_errors=3)
+    assert outcome.status == "finished"
+
+
+class CostlyModel(ScriptedModel):
+    """Scripted replies that each report a price and a token count, like a hosted API."""
+
+    def complete(self, messages: list[Message], **kwargs) -> Reply:
+        reply = super().complete(messages, **kwargs)
+        return Reply(reply.text, Usage(prompt_tokens=1000, completion_tokens=100), cost=0.02)
+
+
+def test_token_and_cost_limits(host):
+    replies = [f"```bash\necho {i}\n```" for i in range(10)]
+    agent = Agent(CostlyModel(replies), host, EventBus(), limits=RunLimits(max_tokens=3000))
+    outcome = agent.run("task")
+    assert "token limit" in outcome.reason and outcome.steps == 3
+    agent = Agent(CostlyModel(replies), host, EventBus(), limits=RunLimits(max_cost=0.05))
+    outcome = agent.run("task")
+    assert "cost limit" in outcome.reason and outcome.steps == 3 and outcome.cost == pytest.approx(0.06)
+
+
+def test_repeated_command_nudges_then_stops(host):
+    outcome, events = run(["```bash\necho same\n```"] * 10, host)
+    nudges = [e for e in events if isinstance(e, Nudge)]
+    assert len(nudges) == 1 and "same command" in nudges[0].reason
+    assert outcome.status == "failed" and outcome.reason.startswith("stuck")
+    assert outcome.steps == 4
+
+
+def test_alternating_commands_are_caught(host):
+    outcome, events = run(["```bash\necho a\n```", "```bash\necho b\n```"] * 10, host)
+    assert any("alternated" in e.reason for e in events if isinstance(e, Nudge))
+    assert outcome.reason.startswith("stuck")
+
+
+def test_error_streak(host):
+    replies = [f"```bash\nfalse {i}\n```" for i in range(20)]
+    outcome, events = run(replies, host)
+    assert any("in a row failed" in e.reason for e in events if isinstance(e, Nudge))
+    assert outcome.reason.startswith("stuck") and outcome.steps == 10
+
+
+def test_nudge_text_reaches_the_model(host):
+    model = ScriptedModel(["```bash\necho same\n```"] * 4)
+    Agent(model, host, EventBus()).run("task")
+    last_prompt = model.calls[-1]
+    assert any("You seem stuck" in m["content"] for m in last_prompt)
+
+
+def test_done_with_failing_command_does_not_finish(host):
+    outcome, _ = run(["```bash\nfalse\n```\nDONE: all good", "DONE: really done"], host)
+    assert outcome.status == "finished" and outcome.summary == "really done" and outcome.steps == 2
+
+
+def test_done_before_any_command_is_questioned(host):
+    outcome, events = run(["The task is complete.", "```bash\ntrue\n```", "DONE: did it"], host)
+    assert outcome.status == "finished" and outcome.steps == 3
+    assert any(isinstance(e, FormatError) for e in events)
+
+
+def test_stuck_detector_unit():
+    detector = StuckDetector(repeats=2)
+    detector.record("ls", "a", 0)
+    assert detector.check() is None
+    detector.record("ls", "a", 0)
+    assert detector.check()[0] == "nudge"
+    detector.record("ls", "a", 0)
+    assert detector.check()[0] == "stop"

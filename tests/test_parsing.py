@@ -1,0 +1,101 @@
+"""The reply parser on the kinds of replies small local models really write."""
+
+from agentcli.agent.parsing import extract_plan, find_blocks, parse_reply
+
+
+def test_plan_then_command():
+    reply = (
+        "PLAN:\n1. Run the tests.\n2. Fix the bug in calc.py.\n3. Run the tests again.\n\n"
+        "Let me start.\n```bash\npython3 -m pytest -q\n```"
+    )
+    parsed = parse_reply(reply)
+    assert parsed.command == "python3 -m pytest -q"
+    assert parsed.plan == ["Run the tests", "Fix the bug in calc.py", "Run the tests again"]
+    assert not parsed.finished and parsed.error is None
+
+
+def test_two_commands_runs_first_and_says_so():
+    reply = "First:\n```bash\nls -la\n```\nThen:\n```bash\ncat README.md\n```"
+    parsed = parse_reply(reply)
+    assert parsed.command == "ls -la"
+    assert any("other 1 command block" in note for note in parsed.notes)
+
+
+def test_echoed_observation_is_not_a_command():
+    reply = "```\n[exit 0 · 0.1s]\nfoo.py\n```\nNow let me read it.\n```bash\ncat foo.py\n```"
+    assert parse_reply(reply).command == "cat foo.py"
+
+
+def test_unclosed_fence_runs_what_was_written():
+    parsed = parse_reply("I'll check.\n```bash\ngrep -rn TODO .")
+    assert parsed.command == "grep -rn TODO ."
+    assert any("not closed" in note for note in parsed.notes)
+
+
+def test_explicit_done_marker_with_summary():
+    parsed = parse_reply("All good now.\n\nDONE: fixed the off-by-one in range_sum")
+    assert parsed.finished and parsed.summary == "fixed the off-by-one in range_sum"
+
+
+def test_plain_language_ending_is_recognised():
+    parsed = parse_reply("I have fixed the bug and all tests pass now. The task is complete.")
+    assert parsed.finished
+    assert "fixed the bug" in parsed.summary
+
+
+def test_finish_command_styles():
+    for command in ("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "echo 'DONE'", "exit 0"):
+        parsed = parse_reply(f"```bash\n{command}\n```")
+        assert parsed.finished, command
+
+
+def test_done_marker_with_command_finishes_only_after_command():
+    parsed = parse_reply("```bash\npython3 -m pytest -q\n```\nDONE: tests pass")
+    assert parsed.command == "python3 -m pytest -q"
+    assert parsed.finish_after_command and parsed.summary == "tests pass"
+
+
+def test_lowercase_done_in_prose_with_command_does_not_finish():
+    parsed = parse_reply("Done reading the file. Now the fix:\n```bash\nsed -i 's/a/b/' x.py\n```")
+    assert parsed.command == "sed -i 's/a/b/' x.py"
+    assert not parsed.finish_after_command
+
+
+def test_bare_command_without_fence():
+    assert parse_reply("ls -la").command == "ls -la"
+    assert parse_reply("$ python3 -m pytest").command == "python3 -m pytest"
+
+
+def test_console_prompts_are_stripped():
+    assert parse_reply("```console\n$ cd src\n$ ls\n```").command == "cd src\nls"
+
+
+def test_python_block_only_is_a_precise_format_error():
+    parsed = parse_reply("Here is the fix:\n```python\ndef add(a, b):\n    return a + b\n```")
+    assert parsed.command is None and not parsed.finished
+    assert "```python" in parsed.error and "cat > FILE" in parsed.error
+
+
+def test_prose_without_command_is_a_format_error():
+    parsed = parse_reply("I think we should look at the code first.")
+    assert parsed.error and "```bash" in parsed.error
+
+
+def test_think_tags_are_ignored():
+    parsed = parse_reply("<think>maybe ```bash\nrm -rf /\n``` no</think>\n```bash\nls\n```")
+    assert parsed.command == "ls"
+
+
+def test_heredoc_command_kept_whole():
+    body = "cat > a.py <<'EOF'\nprint('```')\nEOF"
+    parsed = parse_reply(f"```bash\n{body}\n```")
+    assert parsed.command.startswith("cat > a.py <<'EOF'")
+
+
+def test_find_blocks_languages():
+    blocks = find_blocks("```sh\nls\n```\n```python\nx=1\n```")
+    assert [b.language for b in blocks] == ["sh", "python"]
+
+
+def test_numbered_list_not_starting_at_one_is_not_a_plan():
+    assert extract_plan("3. something\n4. other") is None

@@ -1,0 +1,173 @@
+"""`agentcli solve` end to end: the CLI as a user runs it, a scripted model, real sandboxes, real git."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentcli.sandbox.local import bwrap_available
+from tests.conftest import FIX_REPLIES, git
+
+
+def agentcli(*args: str, cwd: Path, env: dict[str, str | None] | None = None, timeout: float = 120):
+    """Run the real CLI in a subprocess with stdin closed, as CI would."""
+    return subprocess.run(
+        [sys.executable, "-m", "agentcli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        env=_environment(cwd, env or {}),
+    )
+
+
+def _environment(cwd: Path, overrides: dict[str, str | None]) -> dict[str, str]:
+    """The test's environment with a private config dir; a None value removes the variable."""
+    env = {**os.environ, "AGENTCLI_CONFIG_DIR": str(cwd / ".no-user-config")}
+    for key, value in overrides.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Every file outside .git and .agentcli, with its content hash and mode."""
+    digest = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in (".git", ".agentcli") or path.is_dir():
+            continue
+        digest[str(rel)] = hashlib.sha256(path.read_bytes()).hexdigest() + oct(path.stat().st_mode)
+    return digest
+
+
+SANDBOXES = [
+    "host",
+    pytest.param(
+        "bwrap",
+        marks=[pytest.mark.bwrap, pytest.mark.skipif(not bwrap_available(), reason="bubblewrap not usable here")],
+    ),
+]
+
+
+@pytest.mark.parametrize("backend", SANDBOXES)
+def test_solve_fixes_failing_test_then_undo_restores_exactly(failing_repo: Path, write_replies, backend: str):
+    repo = failing_repo
+    (repo / "notes.txt").write_text("my uncommitted notes\n")  # untracked, must survive
+    (repo / "test_calc.py").write_text((repo / "test_calc.py").read_text() + "# local tweak\n")  # modified
+    git(repo, "add", "test_calc.py")  # and staged
+    before = tree_digest(repo)
+    status_before = git(repo, "status", "--porcelain")
+
+    result = agentcli(
+        "solve", "fix the failing test", "--model", write_replies(FIX_REPLIES), "--sandbox", backend, cwd=repo
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "Run the tests again" in result.stdout  # the plan is shown
+    assert "1 passed" in result.stdout  # command output is shown
+    assert "calc.py" in result.stdout and "1 file changed" in result.stdout  # the diff stat
+    assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert (repo / "notes.txt").read_text() == "my uncommitted notes\n"
+
+    undo = agentcli("undo", cwd=repo)
+    assert undo.returncode == 0, undo.stderr
+    assert tree_digest(repo) == before
+    assert git(repo, "status", "--porcelain") == status_before
+
+
+def test_json_events_and_journal(failing_repo: Path, write_replies):
+    result = agentcli(
+        "solve", "fix it", "--model", write_replies(FIX_REPLIES), "--sandbox", "host", "--json", cwd=failing_repo
+    )
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "run_started" and kinds[-1] == "result"
+    assert "plan_updated" in kinds and kinds.count("command_finished") == 3
+    final = events[-1]
+    assert final["status"] == "finished" and final["files_changed"] == ["calc.py"] and final["steps"] == 4
+    journal = failing_repo / ".agentcli" / "sessions" / final["session_id"] / "events.jsonl"
+    journaled = [json.loads(line)["type"] for line in journal.read_text().splitlines()]
+    assert journaled[-1] == "result" and journaled.count("command_finished") == 3
+    assert git(failing_repo, "status", "--porcelain").strip() == "M calc.py"  # .agentcli/ stays out of status
+
+
+def test_step_limit_exits_1(failing_repo: Path, write_replies):
+    replies = [f"```bash\necho {i}\n```" for i in range(5)]
+    result = agentcli(
+        "solve", "loop", "--model", write_replies(replies), "--sandbox", "host", "--max-steps", "2", cwd=failing_repo
+    )
+    assert result.returncode == 1
+    assert "step limit" in result.stdout
+
+
+def test_model_gave_up_exits_1(failing_repo: Path, write_replies):
+    result = agentcli(
+        "solve", "x", "--model", write_replies(["```bash\nls\n```"]), "--sandbox", "host", cwd=failing_repo
+    )
+    assert result.returncode == 1 and "model gave up" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["solve", "x", "--max-steps", "lots"], "Invalid value"),
+        (["solve", "x", "--max-steps", "0"], "max_steps must be positive"),
+        (["solve", "x", "--sandbox", "vm"], "sandbox must be one of"),
+        (["solve", "x", "--repo", "/does/not/exist"], "does not exist"),
+        (["solve", "", "--sandbox", "host"], "no task given"),
+        (["solve", "x", "--model", "scripted:/does/not/exist.json", "--sandbox", "host"], "not found"),
+        (["solve", "x", "--model", "anthropic/claude-sonnet-4-5", "--sandbox", "host"], "ANTHROPIC_API_KEY"),
+        (["solve", "x", "--model", "gpt4", "--sandbox", "host"], "unknown model"),
+        (["undo"], "nothing to undo"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(failing_repo: Path, args: list[str], message: str):
+    env = {k: None for k in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    result = agentcli(*args, cwd=failing_repo, env=env)
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_malformed_scripted_file_is_exit_2(failing_repo: Path, tmp_path: Path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a list"}')
+    result = agentcli("solve", "x", "--model", f"scripted:{bad}", "--sandbox", "host", cwd=failing_repo)
+    assert result.returncode == 2 and "JSON list" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_outside_git_is_a_clear_error_and_no_git_works(tmp_path: Path, write_replies):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    result = agentcli("solve", "x", "--sandbox", "host", cwd=plain)
+    assert result.returncode == 2 and "not inside a git repository" in result.stderr
+    replies = ["```bash\necho made > out.txt\n```", "DONE: wrote out.txt"]
+    result = agentcli("solve", "x", "--no-git", "--sandbox", "host", "--model", write_replies(replies), cwd=plain)
+    assert result.returncode == 0, result.stderr
+    assert (plain / "out.txt").read_text() == "made\n"
+
+
+def test_version_and_help(tmp_path: Path):
+    assert agentcli("--version", cwd=tmp_path).stdout.startswith("agentcli ")
+    help_text = agentcli("--help", cwd=tmp_path).stdout
+    assert "solve" in help_text and "undo" in help_text
+
+
+def test_help_does_not_import_heavy_modules(tmp_path: Path):
+    code = (
+        "import sys; from agentcli.cli.main import app\n"
+        "heavy = [m for m in ('litellm', 'docker', 'llama_cpp', 'git', 'tree_sitter') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.strip() == ""

@@ -1,0 +1,3 @@
+"""Tiny weather report client."""
+
+__version__ = "1.4.2"

@@ -1,0 +1,1 @@
+"""Pricing for a small online shop."""

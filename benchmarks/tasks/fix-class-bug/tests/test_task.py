@@ -10,9 +10,7 @@ ENV = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def py(*args):
-    return subprocess.run(
-        [sys.executable, *args], cwd=WORKDIR, env=ENV, capture_output=True, text=True, timeout=60
-    )
+    return subprocess.run([sys.executable, *args], cwd=WORKDIR, env=ENV, capture_output=True, text=True, timeout=60)
 
 
 def test_new_inventories_are_independent():

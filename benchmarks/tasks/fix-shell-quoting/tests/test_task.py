@@ -53,7 +53,5 @@ def test_plain_names_still_work(tmp_path):
 
 
 def test_usage_error_without_arguments():
-    proc = subprocess.run(
-        ["bash", str(WORKDIR / "backup.sh")], cwd=WORKDIR, capture_output=True, text=True, timeout=30
-    )
+    proc = subprocess.run(["bash", str(WORKDIR / "backup.sh")], cwd=WORKDIR, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2

@@ -11,9 +11,7 @@ ENV = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def py(*args):
-    return subprocess.run(
-        [sys.executable, *args], cwd=WORKDIR, env=ENV, capture_output=True, text=True, timeout=60
-    )
+    return subprocess.run([sys.executable, *args], cwd=WORKDIR, env=ENV, capture_output=True, text=True, timeout=60)
 
 
 def python_files():

@@ -129,9 +129,11 @@ class PersistentShell:
         self._transport: ShellTransport | None = None
         self._count = 0
         self.restarts = 0
+        self._interrupt_fd: int | None = None
 
     def start(self) -> None:
         self.control_host.mkdir(parents=True, exist_ok=True)
+        self._open_interrupt_fifo()
         self._transport = self._start_transport()
         init = resources.files("agentcli.sandbox").joinpath("shell_init.sh").read_text()
         init = init.replace("__AC_CTL__", self.control_inside)
@@ -145,6 +147,9 @@ class PersistentShell:
         if self._transport is not None:
             self._transport.close()
             self._transport = None
+        if self._interrupt_fd is not None:
+            os.close(self._interrupt_fd)
+            self._interrupt_fd = None
 
     def run(self, command: str, timeout: float | None = None) -> Observation:
         if self._transport is None:
@@ -163,8 +168,13 @@ class PersistentShell:
         )
         started = time.monotonic()
         deadline = started + (seconds or 86400 * 365) + SHELL_GRACE
+        self._drain_interrupts()
         self._transport.write(line.encode())
-        exit_code = self._await_sentinel(sentinel, deadline)
+        try:
+            exit_code = self._await_sentinel(sentinel, deadline)
+        except KeyboardInterrupt:
+            self._interrupt(sentinel)
+            raise
         duration = time.monotonic() - started
         out = OutputFile(self.control_host / f"{cid}.out", f"{ctl}/{cid}.out")
         killed_reason = None
@@ -202,8 +212,40 @@ class PersistentShell:
                 except ValueError:
                     return None
 
+    def _open_interrupt_fifo(self) -> None:
+        # The shell's watchdog reads this FIFO; both sides open it read-write so neither blocks.
+        path = self.control_host / "interrupt"
+        try:
+            if not path.exists():
+                os.mkfifo(path)
+            self._interrupt_fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+        except OSError:
+            self._interrupt_fd = None  # interrupts then restart the shell instead
+
+    def _drain_interrupts(self) -> None:
+        """Drop an interrupt that arrived after its command had already finished."""
+        if self._interrupt_fd is None:
+            return
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._interrupt_fd, 4096):
+                pass
+
+    def _interrupt(self, sentinel: str) -> None:
+        """Ctrl-C: stop the running command's process group and keep the shell, or restart it."""
+        try:
+            if self._interrupt_fd is not None:
+                os.write(self._interrupt_fd, b"interrupt\n")
+                # The watchdog sends SIGINT, then SIGKILL two seconds later; then the sentinel comes.
+                if self._await_sentinel(sentinel, time.monotonic() + 5) is not None:
+                    return
+            self._restart()
+        except KeyboardInterrupt:
+            self._restart()
+
     def _restart(self) -> None:
-        self.close()
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
         self.restarts += 1
         self._transport = self._start_transport()
         init = resources.files("agentcli.sandbox").joinpath("shell_init.sh").read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcli.agent.observation import format_observation
@@ -17,6 +18,7 @@ from agentcli.events import (
     FormatError,
     ModelReplied,
     ModelStarted,
+    Notice,
     Nudge,
     PlanUpdated,
     TokenStreamed,
@@ -51,6 +53,18 @@ class Outcome:
     plan: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Decision:
+    """The user's answer before a command runs: run it (perhaps as edited) or skip it."""
+
+    run: bool = True
+    command: str | None = None  # the command as the user edited it
+    message: str = ""  # told to the model when the command is skipped
+
+
+Approver = Callable[[str], Decision]
+
+
 class _Stop(Exception):
     def __init__(self, status: str, reason: str, summary: str = ""):
         super().__init__(reason)
@@ -69,6 +83,7 @@ class Agent:
         limits: RunLimits | None = None,
         context: Context | None = None,
         stuck: StuckDetector | None = None,
+        approve: Approver | None = None,
     ):
         self.model = model
         self.sandbox = sandbox
@@ -76,6 +91,7 @@ class Agent:
         self.limits = limits or RunLimits()
         self.context = context or FullHistory()
         self.stuck = stuck or StuckDetector()
+        self.approve = approve
         self.outcome = Outcome(status="failed", reason="not started")
         self._started = 0.0
         self._format_errors = 0
@@ -170,11 +186,26 @@ class Agent:
     def _act(self, parsed: ParsedReply, step: int) -> None:
         self._format_errors = 0
         command = parsed.command or ""
-        self.events.emit(CommandStarted(step=step, command=command, notes=parsed.notes))
-        obs = self.sandbox.run(command, timeout=self._command_timeout())
+        notes = parsed.notes
+        if self.approve is not None:
+            decision = self.approve(command)
+            if not decision.run:
+                self.events.emit(Notice(message=f"the user declined: {command.splitlines()[0] if command else ''}"))
+                self.context.add("user", decision.message or "The user declined to run that command.")
+                return
+            if decision.command and decision.command != command:
+                command = decision.command
+                notes = [*notes, f"The user edited your command before running it; it ran as:\n{command}"]
+        self.events.emit(CommandStarted(step=step, command=command, notes=notes))
+        try:
+            obs = self.sandbox.run(command, timeout=self._command_timeout())
+        except KeyboardInterrupt:
+            # Keep the history well-formed for a follow-up task: every command gets an answer.
+            self.context.add("user", "[interrupted by the user before the command finished]")
+            raise
         self._commands_run += 1
         self.events.emit(_finished_event(step, obs))
-        self.context.add("user", format_observation(obs, parsed.notes))
+        self.context.add("user", format_observation(obs, notes))
         if parsed.finish_after_command and obs.ok:
             raise _Stop("finished", "the model declared the task finished", parsed.summary)
         self.stuck.record(command, obs.output, obs.exit_code)

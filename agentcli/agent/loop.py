@@ -10,7 +10,7 @@ from agentcli.agent.observation import format_observation
 from agentcli.agent.parsing import ParsedReply, parse_reply
 from agentcli.agent.prompts import render
 from agentcli.agent.stuck import StuckDetector
-from agentcli.context.window import Context, FullHistory
+from agentcli.context.window import Context, ContextWindow
 from agentcli.events import (
     CommandFinished,
     CommandStarted,
@@ -23,8 +23,11 @@ from agentcli.events import (
     PlanUpdated,
     TokenStreamed,
 )
-from agentcli.models.base import Model, ModelGaveUp
+from agentcli.models.base import ContextLengthExceeded, Model, ModelGaveUp, Reply
 from agentcli.sandbox.base import Observation, Sandbox
+
+# Times a prompt the provider rejected as too long is compacted harder and sent again.
+CONTEXT_RETRIES = 3
 
 
 @dataclass
@@ -89,7 +92,7 @@ class Agent:
         self.sandbox = sandbox
         self.events = events
         self.limits = limits or RunLimits()
-        self.context = context or FullHistory()
+        self.context = context or ContextWindow(model, reply_tokens=self.limits.reply_tokens, on_event=events.emit)
         self.stuck = stuck or StuckDetector()
         self.approve = approve
         self.outcome = Outcome(status="failed", reason="not started")
@@ -135,11 +138,7 @@ class Agent:
         self.events.emit(ModelStarted(step=step))
         started = time.monotonic()
         try:
-            reply = self.model.complete(
-                self.context.prompt(),
-                max_tokens=self.limits.reply_tokens,
-                on_token=lambda piece: self.events.emit(TokenStreamed(text=piece)),
-            )
+            reply = self._complete()
         except ModelGaveUp as e:
             raise _Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
         self.outcome.steps = step
@@ -170,6 +169,20 @@ class Agent:
             self._act(parsed, step)
         else:
             self._format_error(parsed.error or "no command found", step)
+
+    def _complete(self) -> Reply:
+        """Call the model; a context-length error makes the context compact harder, then retry."""
+        for attempt in range(CONTEXT_RETRIES + 1):
+            try:
+                return self.model.complete(
+                    self.context.prompt(),
+                    max_tokens=self.limits.reply_tokens,
+                    on_token=lambda piece: self.events.emit(TokenStreamed(text=piece)),
+                )
+            except ContextLengthExceeded as e:
+                if attempt == CONTEXT_RETRIES or not self.context.shrink():
+                    raise _Stop("failed", f"the prompt does not fit the model's context window: {e}") from None
+        raise AssertionError("unreachable")
 
     def _finish(self, parsed: ParsedReply, step: int) -> None:
         # Small models often claim success before doing anything; ask once, then believe them.

@@ -1,13 +1,33 @@
-"""The conversation the model sees: pinned system prompt and task, then the steps so far.
+"""The conversation the model sees: pinned system prompt and task, a running summary, recent steps.
 
-The history only grows at its end between compactions, so prompt caches keep hitting.
+The prompt only grows at its end between compactions, so the KV cache of a local model and the
+prompt cache of a hosted API keep hitting. When the next prompt would pass the high-water mark,
+the oldest verbatim steps, at least half of them, are folded at once into the summary, which sits
+at the end of the pinned task message; the prompt then starts again from the low-water mark.
+Compaction never fails: if the summary model errors or writes too much, a deterministic digest of
+the folded steps takes its place.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Protocol
 
-from agentcli.models.base import Message
+from agentcli.context.digest import Digest
+from agentcli.context.summary import ModelSummarizer, SummaryRequest, cut_middle
+from agentcli.context.tokens import TokenCounter, model_window
+from agentcli.errors import UsageError
+from agentcli.events import ContextCompacted, Event
+from agentcli.models.base import Message, Model
+
+Summarizer = Callable[[SummaryRequest], str]
+
+# The fewest tokens the steps must have beside the pinned part for a session to run at all.
+MIN_STEP_ROOM = 256
+# Characters per token assumed when a token budget becomes a character limit (code runs ~3-4).
+CHARS_PER_TOKEN = 3
+_MIN_OBSERVATION_CHARS = 400
 
 
 class Context(Protocol):
@@ -23,22 +43,289 @@ class Context(Protocol):
         """The messages for the next model call, within budget."""
         ...
 
+    def shrink(self) -> bool:
+        """The provider said the prompt was too long: make it shorter. False when it cannot."""
+        ...
 
-class FullHistory:
-    """Keeps every message: right for short runs and for models with room to spare."""
 
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
+class ContextWindow:
+    """Pinned system prompt and task, a running summary of older steps, recent steps verbatim.
+
+    `window` is the token budget of one call (prompt and reply); `reply_tokens` of it are kept for
+    the reply. Marks are fractions of the room the pinned part leaves: the prompt may grow to
+    `high_water`, and a compaction brings it back to at most `low_water`.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        window: int = 0,
+        reply_tokens: int = 1024,
+        summarizer: Summarizer | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        high_water: float = 0.7,
+        low_water: float = 0.4,
+        min_fold: float = 0.5,
+        counter: TokenCounter | None = None,
+    ):
+        if not 0 < low_water < high_water <= 1:
+            raise ValueError("need 0 < low_water < high_water <= 1")
+        self.counter = counter or TokenCounter.for_model(model)
+        self.window = model_window(model, window)
+        self.reply_tokens = reply_tokens
+        self.summarize = summarizer if summarizer is not None else ModelSummarizer(model)
+        self.on_event = on_event or (lambda event: None)
+        self.high_water, self.low_water, self.min_fold = high_water, low_water, min_fold
+        self.scale = 1.0  # lowered each time a provider rejects a prompt as too long
+        self.compactions = 0
+        self.fallbacks = 0
+        self._reset("", "")
+
+    def _reset(self, system: str, task: str) -> None:
+        self.system: Message = {"role": "system", "content": system}
+        self.task: Message = {"role": "user", "content": task}
+        self.summary = ""  # the block after the task: header, plan, notes
+        self.notes = ""
         self.plan: list[str] = []
+        self.recent: list[Message] = []
+        self.digest = Digest()
+        self.folded_steps = 0
+        self._task_message: Message = self.task
+
+    # -- budget -----------------------------------------------------------------------------------
+
+    @property
+    def available(self) -> int:
+        """Tokens the prompt may take: the window less the reply's share."""
+        return max(1, int(self.window * self.scale) - self.reply_tokens)
+
+    @property
+    def pinned_tokens(self) -> int:
+        return self.counter.messages([self.system, self.task])
+
+    @property
+    def room(self) -> int:
+        """Tokens the pinned part leaves for the summary and the steps."""
+        return max(1, self.available - self.pinned_tokens)
+
+    @property
+    def summary_limit(self) -> int:
+        return min(800, max(48, self.room // 6))
+
+    @property
+    def message_limit(self) -> int:
+        """The most one step's message may take; longer ones are cut to head and tail."""
+        return max(32, self.room // 3)
+
+    def marks(self) -> tuple[int, int]:
+        """(high, low) water marks in prompt tokens."""
+        pinned, room = self.pinned_tokens, self.room
+        return pinned + int(room * self.high_water), pinned + int(room * self.low_water)
+
+    def observation_chars(self, configured: int) -> int:
+        """The per-observation limit in characters: the configured one, at most a quarter of the window."""
+        share = max(_MIN_OBSERVATION_CHARS, self.available // 4 * CHARS_PER_TOKEN)
+        return min(configured, share) if configured > 0 else share
+
+    def check_pinned(self, system: str, task: str) -> None:
+        """Fail with a usage error when the pinned part leaves no room for steps (a budget set too small)."""
+        pinned = self.counter.messages([{"role": "system", "content": system}, {"role": "user", "content": task}])
+        needed = pinned + self.reply_tokens + MIN_STEP_ROOM
+        if self.window < needed:
+            raise UsageError(
+                f"context budget of {self.window} tokens is too small: the system prompt and task take {pinned}, "
+                f"the reply {self.reply_tokens} and the steps at least {MIN_STEP_ROOM}; "
+                f"use --context-budget {needed} or more"
+            )
+
+    # -- the Context protocol -------------------------------------------------------------------
 
     def start(self, system: str, task: str) -> None:
-        self.messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
+        self._reset(system, task)
+        self._fit_pinned()
 
     def add(self, role: str, content: str) -> None:
-        self.messages.append({"role": role, "content": content})
+        message: Message = {"role": role, "content": content}
+        limit = self.message_limit
+        if self.counter.message(message) > limit:
+            message = {"role": role, "content": self._cut_to(content, limit)}
+        self.recent.append(message)
 
     def set_plan(self, steps: list[str]) -> None:
+        # The revision is in the history as the model wrote it; re-pinned only at compaction.
         self.plan = list(steps)
 
     def prompt(self) -> list[Message]:
-        return list(self.messages)
+        high, low = self.marks()
+        if self.tokens() > high:
+            self._compact(self._fold_point(low))
+        self._enforce_limit()
+        return self.messages()
+
+    def shrink(self) -> bool:
+        if self.scale < 0.2:
+            return False
+        self.scale *= 0.75
+        self._fit_pinned()
+        self._compact(self._fold_point(self.marks()[1]))
+        self._enforce_limit()
+        return True
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def messages(self) -> list[Message]:
+        return [self.system, self._task_message, *self.recent]
+
+    def tokens(self) -> int:
+        return self.counter.messages(self.messages())
+
+    def _fit_pinned(self) -> None:
+        """Cut the task (then, if need be, the system prompt) so the steps keep some room."""
+        target = self.available - min(MIN_STEP_ROOM, self.available // 2)
+        system_tokens = self.counter.messages([self.system])
+        if self.pinned_tokens > target:
+            keep = max(64, target - system_tokens)
+            self.task = {"role": "user", "content": self._cut_to(self.task["content"], keep, "of the task text")}
+        if self.pinned_tokens > target:
+            keep = max(64, target - self.counter.messages([self.task]))
+            self.system = {
+                "role": "system",
+                "content": self._cut_to(self.system["content"], keep, "of the system prompt"),
+            }
+        self._set_summary(self.summary)
+
+    def _set_summary(self, block: str) -> None:
+        self.summary = block
+        content = self.task["content"] + ("\n\n" + block if block else "")
+        self._task_message = {"role": "user", "content": content}
+
+    # -- compaction -----------------------------------------------------------------------------
+
+    def _fold_point(self, target: int) -> int:
+        """How many of the oldest recent messages to fold: at least `min_fold` of them, ending
+        before an assistant message, and enough to bring the prompt under `target` if possible.
+        The last step stays verbatim."""
+        n = len(self.recent)
+        cuts = [i for i in range(1, n) if self.recent[i]["role"] == "assistant"]
+        if not cuts:
+            return 0
+        base = self.pinned_tokens + self.summary_limit
+        least = math.ceil(n * self.min_fold)
+        candidates = [i for i in cuts if i >= least] or [cuts[-1]]
+        for i in candidates:
+            if base + sum(self.counter.message(m) for m in self.recent[i:]) <= target:
+                return i
+        return candidates[-1]
+
+    def _compact(self, count: int) -> None:
+        """Fold the `count` oldest recent messages into the summary."""
+        if count <= 0:
+            return
+        before = self.tokens()
+        folded, self.recent = self.recent[:count], self.recent[count:]
+        first = self.folded_steps + 1
+        self.folded_steps += self.digest.add(folded, first)
+        fallback = self._update_notes(folded, first)
+        self.compactions += 1
+        self.fallbacks += fallback
+        self.on_event(
+            ContextCompacted(folded_messages=count, tokens_before=before, tokens_after=self.tokens(), fallback=fallback)
+        )
+
+    def _summary_block(self, notes: str) -> str:
+        parts = [
+            f"[Steps 1-{self.folded_steps} were folded into these notes to save room; "
+            "full command outputs stay in their saved files.]"
+        ]
+        if self.plan:
+            parts.append("Current plan:\n" + "\n".join(f"{i}. {step}" for i, step in enumerate(self.plan, 1)))
+        parts.append(notes)
+        return "\n".join(parts)
+
+    def _update_notes(self, folded: list[Message], first: int) -> bool:
+        """Summarise `folded` into the notes; True when the digest had to stand in for the summary."""
+        limit = self.summary_limit
+        notes_limit = max(16, limit - self.counter.text(self._summary_block("")))
+        request = SummaryRequest(
+            task=self.task["content"],
+            plan=self.plan,
+            previous=self.notes,
+            steps=folded,
+            first_step=first,
+            limit_tokens=notes_limit,
+        )
+        try:
+            notes = self.summarize(request).strip()
+            if not notes or self.counter.text(notes) > notes_limit:
+                raise ValueError("the summary is empty or too long")
+            fallback = False
+        except Exception:  # whatever went wrong with the summary model, compaction goes on
+            notes = self.digest.render(lambda text: self.counter.text(text) <= notes_limit)
+            fallback = True
+        block = self._summary_block(notes)
+        if self.counter.text(block) > limit:
+            block = self._cut_to(block, limit)
+        self.notes = notes
+        self._set_summary(block)
+        return fallback
+
+    def _enforce_limit(self) -> None:
+        """The last line of defence: the prompt fits `available`, whatever it takes."""
+        for _ in range(12):
+            over = self.tokens() - self.available
+            if over <= 0:
+                return
+            last = max((i for i, m in enumerate(self.recent) if m["role"] == "assistant"), default=0)
+            if last > 0:
+                self._compact(last)  # everything but the last step
+                continue
+            before = self.tokens()
+            sizes = [self.counter.message(m) for m in self.recent]
+            if sizes and max(sizes) > 48:
+                i = sizes.index(max(sizes))
+                keep = max(32, sizes[i] - over - 16)
+                self.recent[i] = {
+                    "role": self.recent[i]["role"],
+                    "content": self._cut_to(self.recent[i]["content"], keep),
+                }
+            elif self.recent:
+                self._compact(len(self.recent))
+                continue
+            elif self.summary:
+                self._set_summary(self._cut_to(self.summary, max(16, self.counter.text(self.summary) - over - 16)))
+            else:
+                self._fit_pinned()
+            self.on_event(
+                ContextCompacted(folded_messages=0, tokens_before=before, tokens_after=self.tokens(), fallback=True)
+            )
+
+    def _cut_to(self, text: str, tokens: int, what: str = "") -> str:
+        """Head and tail of `text` within about `tokens` tokens, with a note of what was cut."""
+        note = f"characters{' ' + what if what else ''} cut to fit the context window"
+        if tokens <= 0:
+            return f"[{len(text):,} {note}]"
+        limit = len(text)
+        for _ in range(6):
+            current = self.counter.text(text)
+            if current <= tokens:
+                return text
+            limit = max(16, int(limit * tokens / max(1, current) * 0.9))
+            cut = cut_middle(text, limit, note)
+            if self.counter.text(cut) <= tokens or limit <= 16:
+                return cut
+        return cut_middle(text, 16, note)
+
+
+def build_context(
+    model: Model,
+    *,
+    budget: int = 0,
+    reply_tokens: int = 1024,
+    summary_model: Model | None = None,
+    on_event: Callable[[Event], None] | None = None,
+) -> ContextWindow:
+    """The window for a run: the model's context capped by `budget`, summaries by `summary_model`."""
+    window = model_window(model, budget)
+    summarizer = ModelSummarizer(summary_model or model, window=window)
+    return ContextWindow(model, window=window, reply_tokens=reply_tokens, summarizer=summarizer, on_event=on_event)

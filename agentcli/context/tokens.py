@@ -1,0 +1,117 @@
+"""Token counting for the context window, whatever the backend.
+
+Each backend counts with its own tokenizer through `Model.count_tokens`: llama.cpp with the
+model's tokenizer and chat template, LiteLLM with its counter (tiktoken for OpenAI-style models).
+Counting the whole prompt every step would tokenize the history again and again, so the counter
+calibrates once how many tokens the chat template adds per message and then counts each message
+once, caching by content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+
+from agentcli.models.base import Message, Model
+
+CountFn = Callable[[list[Message]], int]
+
+# What a window defaults to when a model cannot say.
+FALLBACK_WINDOW = 8192
+_CACHE_LIMIT = 8192
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: the last resort when no tokenizer works."""
+    return max(1, (len(text) + 3) // 4)
+
+
+@cache
+def _tiktoken_encoding(name: str):
+    from agentcli.models.offline import prepare_offline_environment
+
+    prepare_offline_environment()  # the encodings LiteLLM bundles; no download
+    import tiktoken
+
+    return tiktoken.get_encoding(name)
+
+
+def tiktoken_count(messages: list[Message], encoding: str = "cl100k_base") -> int:
+    """OpenAI's chat accounting (3 tokens per message, 3 to prime the reply), offline."""
+    enc = _tiktoken_encoding(encoding)
+    return 3 + sum(4 + len(enc.encode(m["content"], disallowed_special=())) for m in messages)
+
+
+def _estimate_count(messages: list[Message]) -> int:
+    return sum(estimate_tokens(m["content"]) + 4 for m in messages)
+
+
+class TokenCounter:
+    """Counts messages with a backend's tokenizer, one message at a time, cached.
+
+    A prompt's count is `priming + sum(per message)`, where each message costs the template's
+    per-message tokens plus its content's tokens. Both overheads are measured from the backend
+    itself, so the sum matches a whole-prompt count to within a few tokens.
+    """
+
+    def __init__(self, count: CountFn):
+        self._count = self._guarded(count)
+        self._cache: dict[tuple[str, str], int] = {}
+        empty_user = self._count([{"role": "user", "content": ""}])
+        self.per_message = max(0, self._count([{"role": "user", "content": ""}] * 2) - empty_user)
+        self.priming = max(0, empty_user - self.per_message)
+        self._empty: dict[str, int] = {"user": empty_user}
+
+    @classmethod
+    def for_model(cls, model: Model) -> TokenCounter:
+        return cls(model.count_tokens)
+
+    def _guarded(self, count: CountFn) -> CountFn:
+        """The backend's counter, falling back to tiktoken, then to an estimate, if it fails."""
+        chain: list[CountFn] = [count, tiktoken_count, _estimate_count]
+
+        def counted(messages: list[Message]) -> int:
+            while True:
+                try:
+                    return int(chain[0](messages))
+                except Exception:
+                    if len(chain) == 1:
+                        raise
+                    chain.pop(0)  # a counter that failed once is not asked again
+
+        return counted
+
+    def message(self, message: Message) -> int:
+        """Tokens one message adds to a prompt, template included."""
+        key = (message["role"], message["content"])
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        role = message["role"]
+        if role not in self._empty:
+            self._empty[role] = self._count([{"role": role, "content": ""}])
+        content = max(0, self._count([{"role": role, "content": message["content"]}]) - self._empty[role])
+        tokens = self.per_message + content
+        if len(self._cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[key] = tokens
+        return tokens
+
+    def messages(self, messages: list[Message]) -> int:
+        """Tokens of a whole prompt."""
+        return self.priming + sum(self.message(m) for m in messages)
+
+    def text(self, text: str) -> int:
+        """Tokens of `text` as the content of a user message, template excluded."""
+        return max(0, self.message({"role": "user", "content": text}) - self.per_message)
+
+
+def model_window(model: Model, budget: int = 0) -> int:
+    """The window to fill: the model's own (GGUF metadata, LiteLLM's model info), capped by `budget`."""
+    try:
+        window = int(model.context_window)
+    except Exception:
+        window = 0
+    if window <= 0:
+        window = FALLBACK_WINDOW
+    return min(window, budget) if budget > 0 else window

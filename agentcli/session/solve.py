@@ -1,14 +1,15 @@
-"""One `agentcli solve` run: repository, checkpoint, model, sandbox, loop, result."""
+"""A session (model, sandbox, journal, a checkpoint per task) and `agentcli solve`, one task in one session."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.agent.loop import Agent, Outcome, RunLimits
+from agentcli.agent.loop import Agent, Approver, Outcome, RunLimits
 from agentcli.config import Settings
 from agentcli.errors import (
     EXIT_FINISHED,
@@ -25,7 +26,7 @@ from agentcli.repo import checkpoint as cp
 from agentcli.repo.overview import repository_overview
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
-from agentcli.session.journal import Journal, new_session_id
+from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
 from agentcli.session.undo import record_ignored
 
 
@@ -64,81 +65,169 @@ def locate_repository(path: Path, use_git: bool) -> Path:
     return root.resolve()
 
 
-def solve(request: SolveRequest) -> SolveResult:
-    settings = request.settings
-    root = request.repo
-    events = EventBus(list(request.listeners))
-    session_id = new_session_id()
-    journal = Journal(root, session_id)
-    events.subscribe(journal)
-    notify: Callable[[str], None] = lambda message: events.emit(Notice(message=message))  # noqa: E731
+class Session:
+    """What runs are made of, built once: events and journal, model, sandbox, a checkpoint per task.
 
-    model_name = settings.model or default_model_name()
-    if not settings.model:
-        notify(f"no model configured: using {model_name} (set --model or AGENTCLI_MODEL to change)")
-    backend = resolve_backend(settings.sandbox)
-    if settings.sandbox == "auto":
-        notify(f"sandbox: {backend} (the strongest available here; --sandbox to choose)")
+    `solve` runs one task in a session; the REPL runs many, one after another, in the same sandbox.
+    """
 
-    def on_retry(attempt: int, delay: float, error: Exception) -> None:
-        events.emit(ModelRetry(attempt=attempt, delay=delay, error=str(error)))
+    def __init__(
+        self, root: Path, settings: Settings, *, use_git: bool = True, listeners: list[Listener] | None = None
+    ):
+        self.root = root
+        self.settings = settings
+        self.use_git = use_git
+        self.events = EventBus(list(listeners or []))
+        self.id = new_session_id()
+        self.journal = Journal(root, self.id)
+        self.events.subscribe(self.journal)
+        model_name = settings.model or default_model_name()
+        if not settings.model:
+            self.notify(f"no model configured: using {model_name} (set --model or AGENTCLI_MODEL to change)")
+        self.backend = resolve_backend(settings.sandbox)
+        if settings.sandbox == "auto":
+            self.notify(f"sandbox: {self.backend} (the strongest available here; --sandbox to choose)")
+        self.model = self.load_model(model_name)
+        self.sandbox: Sandbox | None = None
+        self._tasks = 0
 
-    model = create_model(model_name, settings, notify=notify, on_retry=on_retry)
-    checkpoint = cp.create_checkpoint(root, session_id) if request.use_git else None
-    ignored_before = cp.ignored_entries(root) if checkpoint else set()
-    started = time.monotonic()
-    outcome = Outcome(status="failed", reason="not started")
-    exit_code = EXIT_NOT_FINISHED
-    previous_handler = signal.getsignal(signal.SIGTERM)
+    def notify(self, message: str) -> None:
+        self.events.emit(Notice(message=message))
 
-    def on_sigterm(signum, frame):
-        raise Terminated()
+    def load_model(self, name: str) -> Model:
+        def on_retry(attempt: int, delay: float, error: Exception) -> None:
+            self.events.emit(ModelRetry(attempt=attempt, delay=delay, error=str(error)))
 
-    signal.signal(signal.SIGTERM, on_sigterm)
-    sandbox: Sandbox | None = None
-    try:
-        sandbox = create_sandbox(backend, root, journal.commands_dir, settings, notify=notify)
-        events.emit(
+        return create_model(name, self.settings, notify=self.notify, on_retry=on_retry)
+
+    def create_sandbox(self) -> Sandbox:
+        """The session's sandbox, not yet started."""
+        self.sandbox = create_sandbox(
+            self.backend, self.root, self.journal.commands_dir, self.settings, notify=self.notify
+        )
+        return self.sandbox
+
+    def announce(self, task: str) -> None:
+        assert self.sandbox is not None
+        self.events.emit(
             RunStarted(
-                session_id=session_id,
-                task=request.task,
-                model=model.name,
-                sandbox=backend,
-                workdir=sandbox.workdir,
+                session_id=self.id,
+                task=task,
+                model=self.model.name,
+                sandbox=self.backend,
+                workdir=self.sandbox.workdir,
             )
         )
-        sandbox.start()
-        agent = _agent(model, sandbox, events, settings)
-        outcome = agent.run(request.task, context_text=repository_overview(root, request.task, settings))
-        exit_code = EXIT_FINISHED if outcome.status == "finished" else EXIT_NOT_FINISHED
+
+    def agent(self, approve: Approver | None = None) -> Agent:
+        assert self.sandbox is not None
+        return _agent(self.model, self.sandbox, self.events, self.settings, approve)
+
+    def overview(self, task: str) -> str:
+        return repository_overview(self.root, task, self.settings)
+
+    def begin_task(self) -> TaskMark:
+        """Checkpoint the repository before a task; the first checkpoint is named after the session."""
+        checkpoint = None
+        ignored: set[str] = set()
+        if self.use_git:
+            self._tasks += 1
+            name = self.id if self._tasks == 1 else f"{self.id}-{self._tasks}"
+            checkpoint = cp.create_checkpoint(self.root, name)
+            ignored = cp.ignored_entries(self.root)
+        return TaskMark(checkpoint, ignored, time.monotonic())
+
+    def finish_task(self, mark: TaskMark, outcome: Outcome) -> RunFinished:
+        """Record what the task changed and emit its result."""
+        if mark.checkpoint is not None:
+            record_dir = self.root / SESSIONS_DIR / mark.checkpoint.name
+            record_dir.mkdir(parents=True, exist_ok=True)
+            record_ignored(self.root, record_dir, mark.ignored_before)
+        result = _result(outcome, self.id, self.root, mark.checkpoint, time.monotonic() - mark.started)
+        self.events.emit(result)
+        return result
+
+    def close_sandbox(self) -> None:
+        """Release the sandbox, even if a second Ctrl-C or a SIGTERM arrives meanwhile."""
+        previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            if self.sandbox is not None:
+                self.sandbox.close()
+                self.sandbox = None
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    def close(self) -> None:
+        self.close_sandbox()
+        self.journal.close()
+
+
+@dataclass
+class TaskMark:
+    """Where a task started: the repository's checkpoint, its ignored entries, the clock."""
+
+    checkpoint: cp.Checkpoint | None
+    ignored_before: set[str]
+    started: float
+
+
+@contextlib.contextmanager
+def signals_interrupt(*signums: int) -> Iterator[None]:
+    """Turn these signals (SIGTERM, SIGHUP) into `Terminated`, so they unwind like Ctrl-C."""
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    previous = {signum: signal.signal(signum, handler) for signum in signums}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def attempt(call: Callable[[], Outcome], outcome: Outcome) -> tuple[Outcome, int]:
+    """Run `call`; an interrupt or a model or sandbox failure marks `outcome` instead of escaping."""
+    try:
+        outcome = call()
+        return outcome, EXIT_FINISHED if outcome.status == "finished" else EXIT_NOT_FINISHED
     except (KeyboardInterrupt, Terminated):
         outcome.status, outcome.reason = "interrupted", "interrupted by the user"
-        exit_code = EXIT_INTERRUPTED
+        return outcome, EXIT_INTERRUPTED
     except ModelUnavailable as e:
         outcome.status, outcome.reason = "error", f"model unavailable: {e}"
-        exit_code = EXIT_UNAVAILABLE
+        return outcome, EXIT_UNAVAILABLE
     except ModelError as e:
         outcome.status, outcome.reason = "error", f"model error: {e}"
+        return outcome, EXIT_NOT_FINISHED
     except ComponentUnavailable as e:
         outcome.status, outcome.reason = "error", str(e)
-        exit_code = EXIT_UNAVAILABLE
-    finally:
-        # Release everything even if a second Ctrl-C arrives while we clean up.
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return outcome, EXIT_UNAVAILABLE
+
+
+def solve(request: SolveRequest) -> SolveResult:
+    session = Session(request.repo, request.settings, use_git=request.use_git, listeners=request.listeners)
+    mark = session.begin_task()
+
+    def run() -> Outcome:
+        sandbox = session.create_sandbox()
+        session.announce(request.task)
+        sandbox.start()
+        return session.agent().run(request.task, context_text=session.overview(request.task))
+
+    with signals_interrupt(signal.SIGTERM):
         try:
-            if sandbox is not None:
-                sandbox.close()
+            outcome, exit_code = attempt(run, Outcome(status="failed", reason="not started"))
         finally:
-            signal.signal(signal.SIGTERM, previous_handler)
-    if checkpoint is not None:
-        record_ignored(root, journal.dir, ignored_before)
-    result = _result(outcome, session_id, root, checkpoint, time.monotonic() - started)
-    events.emit(result)
-    journal.close()
-    return SolveResult(result, exit_code, checkpoint, journal.path)
+            session.close_sandbox()
+    result = session.finish_task(mark, outcome)
+    session.close()
+    return SolveResult(result, exit_code, mark.checkpoint, session.journal.path)
 
 
-def _agent(model: Model, sandbox: Sandbox, events: EventBus, settings: Settings) -> Agent:
+def _agent(
+    model: Model, sandbox: Sandbox, events: EventBus, settings: Settings, approve: Approver | None = None
+) -> Agent:
     limits = RunLimits(
         max_steps=settings.max_steps,
         timeout=settings.timeout,
@@ -148,7 +237,7 @@ def _agent(model: Model, sandbox: Sandbox, events: EventBus, settings: Settings)
         max_format_errors=settings.max_format_errors,
         reply_tokens=settings.reply_tokens,
     )
-    return Agent(model, sandbox, events, limits=limits)
+    return Agent(model, sandbox, events, limits=limits, approve=approve)
 
 
 def _result(

@@ -1,0 +1,223 @@
+"""Rank files and their definitions by a reference graph, biased towards what the task names.
+
+File A referring to a name that file B defines is an edge A -> B; PageRank over those edges says
+which files the rest of the code leans on. Each file's rank then flows along its out-edges to the
+definitions it uses, which ranks the definitions themselves.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from operator import mul
+
+from agentcli.repo.stopnames import stop_names
+from agentcli.repo.tags import FileTags
+
+MAX_DEFINERS = 40  # a name defined in more files than this (`get`, `run`) says nothing about any of them
+MENTIONED_IDENT_BOOST = 10.0
+PRIVATE_FACTOR = 0.1
+NESTED_FACTOR = 0.5
+BASE_SHARE = 0.01  # what an unreferenced definition gets, as a share of its file's rank
+MENTIONED_FILE_BONUS = 1.0  # ranks sum to 1, so this puts definitions of named files first
+MENTIONED_NAME_BONUS = 0.5  # then definitions the task names, if the name is rare enough to mean them
+MAX_NAMED_DEFINERS = 3
+FOCUS_SHARE = 0.9  # of the random-jump weight that goes to files the task names
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PATHISH = re.compile(r"[\w.\-/]+")
+
+
+@dataclass
+class Ranking:
+    """Files with their rank, and definitions as (score, file, index), best first."""
+
+    file_ranks: dict[str, float] = field(default_factory=dict)
+    definitions: list[tuple[float, str, int]] = field(default_factory=list)
+
+    def files(self) -> list[str]:
+        """Files in the order their best definition appears in the ranking."""
+        seen: dict[str, None] = {}
+        for _, path, _ in self.definitions:
+            seen.setdefault(path, None)
+        rest = sorted((p for p in self.file_ranks if p not in seen), key=lambda p: -self.file_ranks[p])
+        return [*seen, *rest]
+
+
+def mentioned_identifiers(text: str) -> set[str]:
+    """Identifier-like words of the task text (three characters or more)."""
+    return {w for w in _WORD.findall(text) if len(w) >= 3}
+
+
+def mentioned_files(text: str, paths: Iterable[str], *, max_same_name: int = 3) -> set[str]:
+    """Files the text names: by full relative path, by a path suffix, or by a rare enough base name."""
+    paths = list(paths)
+    known = set(paths)
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for p in paths:
+        by_name[p.rsplit("/", 1)[-1]].append(p)
+    found: set[str] = set()
+    for raw in _PATHISH.findall(text):
+        token = raw.rstrip(".-/")  # a path can end a sentence
+        while token.startswith("./"):
+            token = token[2:]
+        if "." not in token and "/" not in token:
+            continue
+        if token in known:
+            found.add(token)
+        elif "/" in token:
+            found.update(p for p in paths if p.endswith("/" + token))
+        elif 0 < len(by_name.get(token, ())) <= max_same_name:
+            found.update(by_name[token])
+    return found
+
+
+def stem_matches(idents: set[str], paths: Iterable[str]) -> set[str]:
+    """Files whose stem is a word of the task (`repomap` -> `agentcli/repo/repomap.py`)."""
+    out = set()
+    for p in paths:
+        stem = p.rsplit("/", 1)[-1].split(".", 1)[0]
+        if len(stem) >= 4 and stem in idents:
+            out.add(p)
+    return out
+
+
+def pagerank(
+    out_edges: Sequence[Mapping[int, float]],
+    personalization: Sequence[float] | None = None,
+    *,
+    damping: float = 0.85,
+    tolerance: float = 1e-4,
+    max_iterations: int = 100,
+) -> list[float]:
+    """Power iteration over a weighted graph, `out_edges[src] = {dst: weight}`; the result sums to 1.
+
+    Random jumps, and the rank of nodes without out-edges, go by `personalization` (uniform if None).
+    Stops when an iteration moves the ranks by less than `tolerance` in total (L1).
+    """
+    n = len(out_edges)
+    if n == 0:
+        return []
+    total = sum(personalization) if personalization is not None else 0.0
+    jump = [w / total for w in personalization] if personalization is not None and total > 0 else [1.0 / n] * n
+    # Pull form: each node sums its in-edges, so the inner loop runs in C (sum over map).
+    sources: list[list[int]] = [[] for _ in range(n)]
+    weights: list[list[float]] = [[] for _ in range(n)]
+    dangling: list[int] = []
+    for src, targets in enumerate(out_edges):
+        out = sum(w for w in targets.values() if w > 0)
+        if out <= 0:
+            dangling.append(src)
+            continue
+        for dst, w in targets.items():
+            if w > 0:
+                sources[dst].append(src)
+                weights[dst].append(w / out)
+    # Gauss-Seidel sweeps (each node reads the ranks already updated in this sweep) converge in
+    # about half the iterations of plain power iteration, to the same fixed point once normalised.
+    rank = list(jump)
+    get = rank.__getitem__
+    nodes = [(i, sources[i], weights[i], jump[i]) for i in range(n)]
+    for _ in range(max_iterations):
+        teleport = 1.0 - damping + damping * sum(map(get, dangling))
+        delta = 0.0
+        for i, src, wts, j in nodes:
+            value = damping * sum(map(mul, wts, map(get, src))) + teleport * j if src else teleport * j
+            delta += abs(value - rank[i])
+            rank[i] = value
+        total = sum(rank)
+        if total > 0:
+            rank[:] = [r / total for r in rank]
+        if delta < tolerance:
+            break
+    return rank
+
+
+def rank_tags(
+    tags: Mapping[str, FileTags],
+    *,
+    focus_files: set[str] | frozenset[str] = frozenset(),
+    focus_idents: set[str] | frozenset[str] = frozenset(),
+    related_files: set[str] | frozenset[str] = frozenset(),
+    limit: int | None = None,
+) -> Ranking:
+    """Rank files and definitions; `focus_*` come from the task text, `related_files` get half a share.
+
+    `limit` keeps only that many of the best definitions.
+    """
+    files = sorted(tags)
+    n = len(files)
+    defines: dict[str, list[int]] = defaultdict(list)
+    for i, path in enumerate(files):
+        for name in {d.name for d in tags[path].definitions}:
+            if not (name.startswith("__") and name.endswith("__")):
+                defines[name].append(i)
+
+    # Edge weights: per name, sqrt(uses) shared among the files that define it.
+    out_edges: list[dict[int, float]] = [defaultdict(float) for _ in range(n)]
+    uses: list[dict[str, float]] = [{} for _ in range(n)]
+    sqrt = math.sqrt
+    for i, path in enumerate(files):
+        common = stop_names(tags[path].language)
+        row, used = out_edges[i], uses[i]
+        for name, count in tags[path].references.items():
+            definers = defines.get(name)
+            if definers is None or len(definers) > MAX_DEFINERS:
+                continue
+            if name in focus_idents:
+                weight = MENTIONED_IDENT_BOOST * sqrt(count) / len(definers)
+            elif name in common:
+                continue
+            else:
+                weight = sqrt(count) / len(definers)
+            if name[0] == "_":
+                weight *= PRIVATE_FACTOR
+            used[name] = weight
+            for d in definers:
+                if d != i:
+                    row[d] += weight
+
+    # A name from the task that few files define points at those definitions and their files.
+    named = {name for name in focus_idents if len(name) >= 4 and 0 < len(defines.get(name, ())) <= MAX_NAMED_DEFINERS}
+    related_files = set(related_files).union(files[i] for name in named for i in defines[name])
+    personal = None
+    if focus_files or related_files:
+        wanted = [1.0 if p in focus_files else 0.5 if p in related_files else 0.0 for p in files]
+        total = sum(wanted)
+        personal = [FOCUS_SHARE * w / total + (1 - FOCUS_SHARE) / n for w in wanted]
+    ranks = pagerank(out_edges, personal)
+
+    # Each file hands its rank to the names it uses, in proportion to the edge weights; every
+    # definer of a name gets the same share, less what its own file contributed (no self-edges).
+    share = [0.0] * n
+    flowing: dict[str, float] = defaultdict(float)
+    for i in range(n):
+        out = sum(out_edges[i].values())
+        if out > 0:
+            share[i] = ranks[i] / out
+            for name, weight in uses[i].items():
+                flowing[name] += share[i] * weight
+
+    scored: list[tuple[float, str, int]] = []
+    for i, path in enumerate(files):
+        bonus = MENTIONED_FILE_BONUS if path in focus_files else 0.0
+        base = BASE_SHARE * ranks[i]
+        used, own = uses[i], share[i]
+        for j, (name, _, _, _, parent) in enumerate(tags[path].definitions):
+            score = base + flowing.get(name, 0.0) - own * used.get(name, 0.0)
+            if parent >= 0:
+                score *= NESTED_FACTOR
+            if name in focus_idents:
+                score *= MENTIONED_IDENT_BOOST
+                if name in named:
+                    score += MENTIONED_NAME_BONUS
+            if name[0] == "_":
+                score *= PRIVATE_FACTOR
+            scored.append((-score - bonus, path, j))
+    # Ties (common in small repositories) fall back to path and source order, for stable maps.
+    scored.sort()
+    best = scored if limit is None else scored[:limit]
+    return Ranking(dict(zip(files, ranks, strict=True)), [(-s, p, j) for s, p, j in best])

@@ -13,8 +13,8 @@ _INSTRUCTION_ROOM = 512
 _MIN_MESSAGE_CHARS = 160
 
 
-class SummaryTooLong(Exception):
-    """The summary model wrote more than it was allowed."""
+class SummaryUnavailable(Exception):
+    """No usable summary: the model failed, wrote nothing, or wrote more than it was allowed."""
 
 
 @dataclass
@@ -41,9 +41,9 @@ class ModelSummarizer:
         reply = self.model.complete(messages, max_tokens=request.limit_tokens + request.limit_tokens // 4)
         text = reply.text.strip()
         if not text:
-            raise SummaryTooLong("the summary model returned nothing")
+            raise SummaryUnavailable("the summary model returned nothing")
         if self.counter.text(text) > request.limit_tokens:
-            raise SummaryTooLong(f"the summary took more than {request.limit_tokens} tokens")
+            raise SummaryUnavailable(f"the summary took more than {request.limit_tokens} tokens")
         return text
 
     def _messages(self, request: SummaryRequest, budget: int) -> list[Message]:

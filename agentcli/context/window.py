@@ -12,17 +12,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agentcli.context.digest import Digest
-from agentcli.context.summary import ModelSummarizer, SummaryRequest, cut_middle
+from agentcli.context.summary import ModelSummarizer, SummaryRequest, SummaryUnavailable, cut_middle
 from agentcli.context.tokens import TokenCounter, model_window
 from agentcli.errors import UsageError
 from agentcli.events import ContextCompacted, Event
 from agentcli.models.base import Message, Model
 
+if TYPE_CHECKING:
+    from agentcli.config import Settings
+
 Summarizer = Callable[[SummaryRequest], str]
 
+# `summary_model = "digest"`: no summary model, the deterministic digest only.
+DIGEST = "digest"
 # The fewest tokens the steps must have beside the pinned part for a session to run at all.
 MIN_STEP_ROOM = 256
 # Characters per token assumed when a token budget becomes a character limit (code runs ~3-4).
@@ -72,14 +77,15 @@ class ContextWindow:
         if not 0 < low_water < high_water <= 1:
             raise ValueError("need 0 < low_water < high_water <= 1")
         self.counter = counter or TokenCounter.for_model(model)
-        self.window = model_window(model, window)
+        self.window = window if window > 0 else model_window(model)
         self.reply_tokens = reply_tokens
-        self.summarize = summarizer if summarizer is not None else ModelSummarizer(model)
+        self.summarize = summarizer if summarizer is not None else default_summarizer(model, self.window)
         self.on_event = on_event or (lambda event: None)
         self.high_water, self.low_water, self.min_fold = high_water, low_water, min_fold
         self.scale = 1.0  # lowered each time a provider rejects a prompt as too long
         self.compactions = 0
         self.fallbacks = 0
+        self.strict = False  # True: a task too big for the window is an error, not cut
         self._reset("", "")
 
     def _reset(self, system: str, task: str) -> None:
@@ -127,6 +133,13 @@ class ContextWindow:
         """The per-observation limit in characters: the configured one, at most a quarter of the window."""
         share = max(_MIN_OBSERVATION_CHARS, self.available // 4 * CHARS_PER_TOKEN)
         return min(configured, share) if configured > 0 else share
+
+    def check_task(self, task: str, workdir: str) -> None:
+        """For a strict window (a budget the user set): fail at once if `task` leaves no room for steps."""
+        if self.strict:
+            from agentcli.agent.prompts import render
+
+            self.check_pinned(render("system", workdir=workdir), render("task", task=task.strip(), context=""))
 
     def check_pinned(self, system: str, task: str) -> None:
         """Fail with a usage error when the pinned part leaves no room for steps (a budget set too small)."""
@@ -317,6 +330,20 @@ class ContextWindow:
         return cut_middle(text, 16, note)
 
 
+def digest_only(request: SummaryRequest) -> str:
+    """A summarizer that always defers to the deterministic digest."""
+    raise SummaryUnavailable("no summary model: the digest stands in")
+
+
+def default_summarizer(model: Model, window: int = 0) -> Summarizer:
+    """Summaries by `model`, except a scripted one: its replies are the agent's turns, not summaries."""
+    from agentcli.models.scripted import ScriptedModel
+
+    if isinstance(model, ScriptedModel):
+        return digest_only
+    return ModelSummarizer(model, window=window)
+
+
 def build_context(
     model: Model,
     *,
@@ -327,5 +354,35 @@ def build_context(
 ) -> ContextWindow:
     """The window for a run: the model's context capped by `budget`, summaries by `summary_model`."""
     window = model_window(model, budget)
-    summarizer = ModelSummarizer(summary_model or model, window=window)
+    summarizer = default_summarizer(summary_model or model, window)
     return ContextWindow(model, window=window, reply_tokens=reply_tokens, summarizer=summarizer, on_event=on_event)
+
+
+def context_for_run(
+    model: Model,
+    settings: Settings,
+    *,
+    on_event: Callable[[Event], None] | None = None,
+    notify: Callable[[str], None] = lambda message: None,
+) -> ContextWindow:
+    """The window for a session: budget, reply share and summary model from the settings.
+
+    `summary_model` names the summary role's model: empty for the main model, `digest` for no
+    model at all. A `context_budget` below the model's own window makes the window strict:
+    `check_task` then rejects a task that leaves no room for steps, instead of cutting it.
+    """
+    from agentcli.models.resolve import create_model
+
+    choice = settings.summary_model.strip()
+    summary_model = create_model(choice, settings, notify=notify) if choice and choice != DIGEST else None
+    context = build_context(
+        model,
+        budget=settings.context_budget,
+        reply_tokens=settings.reply_tokens,
+        summary_model=summary_model,
+        on_event=on_event,
+    )
+    if choice == DIGEST:
+        context.summarize = digest_only
+    context.strict = 0 < settings.context_budget <= model_window(model)
+    return context

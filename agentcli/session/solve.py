@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from agentcli.agent.loop import Agent, Approver, Outcome, RunLimits
 from agentcli.config import Settings
+from agentcli.context.window import ContextWindow, context_for_run
 from agentcli.errors import (
     EXIT_FINISHED,
     EXIT_INTERRUPTED,
@@ -88,6 +90,10 @@ class Session:
         if settings.sandbox == "auto":
             self.notify(f"sandbox: {self.backend} (the strongest available here; --sandbox to choose)")
         self.model = self.load_model(model_name)
+        self.context = context_for_run(self.model, settings, on_event=self.events.emit, notify=self.notify)
+        # What one command's output may show the model follows from the window: at most about a quarter.
+        limit = self.context.observation_chars(settings.output_limit)
+        self.settings = dataclasses.replace(settings, output_limit=limit)
         self.sandbox: Sandbox | None = None
         self._tasks = 0
 
@@ -121,7 +127,7 @@ class Session:
 
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
-        return _agent(self.model, self.sandbox, self.events, self.settings, approve)
+        return _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context)
 
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)
@@ -207,6 +213,11 @@ def attempt(call: Callable[[], Outcome], outcome: Outcome) -> tuple[Outcome, int
 
 def solve(request: SolveRequest) -> SolveResult:
     session = Session(request.repo, request.settings, use_git=request.use_git, listeners=request.listeners)
+    try:
+        session.context.check_task(request.task, str(request.repo))  # a --context-budget too small: exit 2
+    except UsageError:
+        session.close()
+        raise
     mark = session.begin_task()
 
     def run() -> Outcome:
@@ -226,7 +237,12 @@ def solve(request: SolveRequest) -> SolveResult:
 
 
 def _agent(
-    model: Model, sandbox: Sandbox, events: EventBus, settings: Settings, approve: Approver | None = None
+    model: Model,
+    sandbox: Sandbox,
+    events: EventBus,
+    settings: Settings,
+    approve: Approver | None = None,
+    context: ContextWindow | None = None,
 ) -> Agent:
     limits = RunLimits(
         max_steps=settings.max_steps,
@@ -237,7 +253,7 @@ def _agent(
         max_format_errors=settings.max_format_errors,
         reply_tokens=settings.reply_tokens,
     )
-    return Agent(model, sandbox, events, limits=limits, approve=approve)
+    return Agent(model, sandbox, events, limits=limits, approve=approve, context=context)
 
 
 def _result(

@@ -135,18 +135,18 @@ def mem_available() -> int | None:
     return None
 
 
-def memory_needed(info: GGUFInfo, n_ctx: int) -> int:
+def memory_needed(info: GGUFInfo, n_ctx: int, extra: int = 0) -> int:
     """Rough bytes to load the model on the CPU with an f16 KV cache of `n_ctx` tokens."""
     kv = (info.kv_bytes_per_token() or 0) * n_ctx
-    return int(info.file_size * _LOAD_OVERHEAD) + kv
+    return int(info.file_size * _LOAD_OVERHEAD) + kv + extra
 
 
-def check_memory(info: GGUFInfo, n_ctx: int, *, available: int | None = None) -> None:
+def check_memory(info: GGUFInfo, n_ctx: int, *, extra: int = 0, available: int | None = None) -> None:
     """Raise `ComponentUnavailable` when the model clearly will not fit in the memory available."""
     available = mem_available() if available is None else available
     if available is None:
         return
-    needed = memory_needed(info, n_ctx)
+    needed = memory_needed(info, n_ctx, extra)
     if needed > available:
         raise ComponentUnavailable(
             f"not enough memory for {info.path.name} with a {n_ctx}-token context: needs about "

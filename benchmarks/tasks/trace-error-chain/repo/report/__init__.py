@@ -1,0 +1,1 @@
+"""Revenue reports from order exports."""

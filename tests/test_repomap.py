@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from agentcli.cli.map_cmd import map_command
 from agentcli.errors import UsageError
-from agentcli.repo.mapcache import cache_path
-from agentcli.repo.ranking import mentioned_files, pagerank
+from agentcli.repo.mapcache import FORMAT, cache_path
+from agentcli.repo.ranking import code_identifiers, mentioned_files, pagerank, rank_tags
 from agentcli.repo.repomap import MapStats, build_repo_map, collect_tags, estimate_tokens, list_files
 from agentcli.repo.tags import extract_tags, language_for
 
@@ -190,12 +190,32 @@ def test_files_named_in_the_task_come_first(tmp_path: Path):
     assert build_repo_map(root, token_budget=1000, mentioned="fill in empty.py").startswith("app/empty.py:\n")
 
 
+def test_a_long_named_file_leaves_room_for_the_rest(tmp_path: Path):
+    long_file = "".join(f"def step_{k}(state):\n    return state\n\n" for k in range(200))
+    root = write(tmp_path / "p", {**PROJECT, "app/pipeline.py": long_file})
+    tags = collect_tags(root)
+    ranking = rank_tags(tags, focus_files={"app/pipeline.py"})
+    assert ranking.files()[0] == "app/pipeline.py"
+    assert all(path == "app/pipeline.py" for _, path, _ in ranking.definitions[:200])
+    capped = rank_tags(tags, focus_files={"app/pipeline.py"}, focus_limit=10)
+    assert capped.files()[:2] == ["app/pipeline.py", "app/core.py"]
+    text = build_repo_map(root, token_budget=600, mentioned="speed up app/pipeline.py")
+    assert text.startswith("app/pipeline.py:\n") and "app/core.py:\n│class Engine:" in text
+    assert 10 < text.count("def step_") < 200
+
+
 def test_mentioned_files_matching():
     paths = ["a/b/models.py", "c/models.py", "d/models.py", "e/models.py", "tools/run.sh"]
     assert mentioned_files("edit ./tools/run.sh.", paths) == {"tools/run.sh"}
     assert mentioned_files("in b/models.py line 3", paths) == {"a/b/models.py"}
     assert mentioned_files("fix models.py", paths) == set()  # four files share the name: too vague
     assert mentioned_files("run.sh", paths) == {"tools/run.sh"}
+    assert code_identifiers("call `slugify` or parse_reply, makeEngine() and run() in the Engine") == {
+        "slugify",
+        "parse_reply",
+        "makeEngine",
+        "run",
+    }
 
 
 def test_budget_is_respected(tmp_path: Path):
@@ -253,7 +273,7 @@ def test_cache_parses_only_changed_files(tmp_path: Path, cache_home: Path):
 def test_corrupt_cache_is_rebuilt(tmp_path: Path):
     root = write(tmp_path / "p", PROJECT)
     cache_path(root).parent.mkdir(parents=True)
-    cache_path(root).write_text('{"format": "repomap-1-q1", "files": {"app/core.py": [1, 2')
+    cache_path(root).write_text('{"format": "' + FORMAT + '", "files": {"app/core.py": [1, 2')
     stats = MapStats()
     assert "class Engine" in build_repo_map(root, stats=stats)
     assert stats.parsed == len(PROJECT)
@@ -331,7 +351,7 @@ def test_map_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     assert result.output.startswith("app/core.py:\n")
     assert estimate_tokens(result.output) <= 60
 
-    focused = runner.invoke(app, ["map", str(root), "--focus", "rename slugify"])
+    focused = runner.invoke(app, ["map", str(root), "--focus", "rename `slugify` to make_slug"])
     assert focused.output.startswith("app/extra/helpers.py:\n")
 
     monkeypatch.setenv("AGENTCLI_REPO_MAP_TOKENS", "0")

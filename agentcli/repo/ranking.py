@@ -29,6 +29,9 @@ FOCUS_SHARE = 0.9  # of the random-jump weight that goes to files the task names
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATHISH = re.compile(r"[\w.\-/]+")
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+_CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
+_CODE_SHAPE = re.compile(r"[a-z0-9]_[A-Za-z0-9]|[a-z][A-Z]")
 
 
 @dataclass
@@ -50,6 +53,14 @@ class Ranking:
 def mentioned_identifiers(text: str) -> set[str]:
     """Identifier-like words of the task text (three characters or more)."""
     return {w for w in _WORD.findall(text) if len(w) >= 3}
+
+
+def code_identifiers(text: str) -> set[str]:
+    """Names the text writes as code: in backticks, called, snake_case, or camelCase."""
+    found = {w for quoted in _BACKTICKED.findall(text) for w in _WORD.findall(quoted)}
+    found.update(_CALLED.findall(text))
+    found.update(w for w in _WORD.findall(text) if _CODE_SHAPE.search(w))
+    return found
 
 
 def mentioned_files(text: str, paths: Iterable[str], *, max_same_name: int = 3) -> set[str]:
@@ -141,18 +152,26 @@ def rank_tags(
     *,
     focus_files: set[str] | frozenset[str] = frozenset(),
     focus_idents: set[str] | frozenset[str] = frozenset(),
+    code_idents: set[str] | frozenset[str] = frozenset(),
     related_files: set[str] | frozenset[str] = frozenset(),
+    focus_limit: int | None = None,
     limit: int | None = None,
 ) -> Ranking:
-    """Rank files and definitions; `focus_*` come from the task text, `related_files` get half a share.
+    """Rank files and definitions by the reference graph, biased by the task text.
 
+    `focus_files` (named by the task) come first; `code_idents` (names it writes as code) next;
+    `focus_idents` (every word of it) weigh more; `related_files` get half a focus file's share of
+    the random jumps. `focus_limit` caps how many definitions of focus files are put first.
     `limit` keeps only that many of the best definitions.
     """
     files = sorted(tags)
     n = len(files)
     defines: dict[str, list[int]] = defaultdict(list)
+    own_names: list[set[str]] = []
     for i, path in enumerate(files):
-        for name in {d.name for d in tags[path].definitions}:
+        own = {d.name for d in tags[path].definitions}
+        own_names.append(own)
+        for name in own:
             if not (name.startswith("__") and name.endswith("__")):
                 defines[name].append(i)
 
@@ -162,26 +181,25 @@ def rank_tags(
     sqrt = math.sqrt
     for i, path in enumerate(files):
         common = stop_names(tags[path].language)
-        row, used = out_edges[i], uses[i]
+        row, used, own = out_edges[i], uses[i], own_names[i]
         for name, count in tags[path].references.items():
             definers = defines.get(name)
-            if definers is None or len(definers) > MAX_DEFINERS:
+            # A name the file defines itself refers to that definition, not to another file's.
+            if definers is None or len(definers) > MAX_DEFINERS or name in own:
                 continue
+            if name in common:
+                continue
+            weight = sqrt(count) / len(definers)
             if name in focus_idents:
-                weight = MENTIONED_IDENT_BOOST * sqrt(count) / len(definers)
-            elif name in common:
-                continue
-            else:
-                weight = sqrt(count) / len(definers)
+                weight *= MENTIONED_IDENT_BOOST
             if name[0] == "_":
                 weight *= PRIVATE_FACTOR
             used[name] = weight
             for d in definers:
-                if d != i:
-                    row[d] += weight
+                row[d] += weight
 
-    # A name from the task that few files define points at those definitions and their files.
-    named = {name for name in focus_idents if len(name) >= 4 and 0 < len(defines.get(name, ())) <= MAX_NAMED_DEFINERS}
+    # A name the task writes as code, that few files define, points at those definitions and files.
+    named = {name for name in code_idents if 0 < len(defines.get(name, ())) <= MAX_NAMED_DEFINERS}
     related_files = set(related_files).union(files[i] for name in named for i in defines[name])
     personal = None
     if focus_files or related_files:
@@ -191,7 +209,7 @@ def rank_tags(
     ranks = pagerank(out_edges, personal)
 
     # Each file hands its rank to the names it uses, in proportion to the edge weights; every
-    # definer of a name gets the same share, less what its own file contributed (no self-edges).
+    # definer of a name gets the same share.
     share = [0.0] * n
     flowing: dict[str, float] = defaultdict(float)
     for i in range(n):
@@ -202,21 +220,29 @@ def rank_tags(
                 flowing[name] += share[i] * weight
 
     scored: list[tuple[float, str, int]] = []
+    lifted: list[int] = []  # positions in `scored` of definitions in files the task names
     for i, path in enumerate(files):
-        bonus = MENTIONED_FILE_BONUS if path in focus_files else 0.0
+        focused = path in focus_files
         base = BASE_SHARE * ranks[i]
-        used, own = uses[i], share[i]
         for j, (name, _, _, _, parent) in enumerate(tags[path].definitions):
-            score = base + flowing.get(name, 0.0) - own * used.get(name, 0.0)
+            score = base + flowing.get(name, 0.0)
             if parent >= 0:
                 score *= NESTED_FACTOR
             if name in focus_idents:
                 score *= MENTIONED_IDENT_BOOST
-                if name in named:
-                    score += MENTIONED_NAME_BONUS
+            if name in named:
+                score += MENTIONED_NAME_BONUS
             if name[0] == "_":
                 score *= PRIVATE_FACTOR
-            scored.append((-score - bonus, path, j))
+            if focused:
+                lifted.append(len(scored))
+            scored.append((-score, path, j))
+    # The best definitions of the named files go first, but only `focus_limit` of them, so that a
+    # long file the task names leaves room for what it uses.
+    lifted.sort(key=lambda k: scored[k])
+    for k in lifted[:focus_limit]:
+        score, path, j = scored[k]
+        scored[k] = (score - MENTIONED_FILE_BONUS, path, j)
     # Ties (common in small repositories) fall back to path and source order, for stable maps.
     scored.sort()
     best = scored if limit is None else scored[:limit]

@@ -27,6 +27,7 @@ from agentcli.errors import UsageError
 from agentcli.repo.mapcache import TagCache, cache_path
 from agentcli.repo.ranking import (
     Ranking,
+    code_identifiers,
     mentioned_files,
     mentioned_identifiers,
     rank_tags,
@@ -40,6 +41,8 @@ MAX_FILE_BYTES = 1 << 20
 BINARY_PROBE = 8192
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "bower_components"})
 LINE_MARK = "│"
+# Files the task names get about half the budget first: a signature line costs ~12 tokens.
+FOCUS_TOKENS_PER_DEFINITION = 24
 
 
 def estimate_tokens(text: str) -> int:
@@ -253,6 +256,14 @@ def build_repo_map(
     focus_files = mentioned_files(mentioned, tags) if mentioned else set()
     idents = mentioned_identifiers(mentioned) if mentioned else set()
     related = stem_matches(idents, tags) - focus_files if idents else set()
-    ranking = rank_tags(tags, focus_files=focus_files, focus_idents=idents, related_files=related, limit=token_budget)
+    ranking = rank_tags(
+        tags,
+        focus_files=focus_files,
+        focus_idents=idents,
+        code_idents=code_identifiers(mentioned) if mentioned else set(),
+        related_files=related,
+        focus_limit=max(8, token_budget // FOCUS_TOKENS_PER_DEFINITION),
+        limit=token_budget,
+    )
     leading = sorted(focus_files, key=lambda p: -ranking.file_ranks.get(p, 0.0))
     return fit_map(tags, ranking, token_budget, count_tokens or estimate_tokens, leading_files=leading)

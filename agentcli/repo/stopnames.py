@@ -69,9 +69,26 @@ uniq wc xargs awk sleep HOME PATH PWD USER IFS
 
 @functools.cache
 def _python() -> frozenset[str]:
+    """Builtins, and the methods of the types and standard modules nearly every program uses."""
+    import datetime
+    import io
+    import json
+    import logging
+    import os
+    import pathlib
+    import re
+    import shutil
+    import subprocess
+    import threading
+
     names = {n for n in dir(builtins) if not n.startswith("_")}
-    for kind in (str, bytes, list, dict, set, frozenset, tuple, int, float, object):
+    for kind in (str, bytes, list, dict, set, frozenset, tuple, int, float, object, io.TextIOWrapper, io.BytesIO):
         names.update(n for n in dir(kind) if not n.startswith("_"))
+    for kind in (pathlib.Path, re.Pattern, re.Match, logging.Logger, threading.Thread, datetime.datetime):
+        names.update(n for n in dir(kind) if not n.startswith("_"))
+    for module in (os, os.path, subprocess, shutil, json):
+        names.update(n for n in dir(module) if not n.startswith("_"))
+    names.update(("assertEqual", "assertTrue", "assertFalse", "assertIn", "assertIsNone", "assertRaises"))
     return frozenset(names)
 
 

@@ -2,8 +2,9 @@
 
 Capture names follow one convention: `@name.definition.KIND` marks the defined name and
 `@definition.KIND` the whole definition (its first lines become the signature shown in the map);
-`@name.reference.KIND` marks a name used elsewhere. A `#match?` on an upper-case pattern keeps only
-conventional constants where a language has no `const` keyword.
+`@name.reference.KIND` marks a name used elsewhere; KIND `method` is a call through an object or
+module (`x.run()`), which says less about where `run` is defined than a plain call does. A `#match?`
+on an upper-case pattern keeps only conventional constants where a language has no `const` keyword.
 """
 
 from __future__ import annotations
@@ -17,15 +18,14 @@ PYTHON = f"""
   (#match? @name.definition.constant {UPPER}))
 
 (call function: (identifier) @name.reference.call)
-(call function: (attribute attribute: (identifier) @name.reference.call))
+(call function: (attribute attribute: (identifier) @name.reference.method))
 (decorator (identifier) @name.reference.call)
-(decorator (attribute attribute: (identifier) @name.reference.call))
+(decorator (attribute attribute: (identifier) @name.reference.method))
 (class_definition superclasses: (argument_list (identifier) @name.reference.class))
 (class_definition superclasses: (argument_list (attribute attribute: (identifier) @name.reference.class)))
 (type (identifier) @name.reference.type)
 (import_from_statement name: (dotted_name (identifier) @name.reference.import))
 (import_from_statement name: (aliased_import name: (dotted_name (identifier) @name.reference.import)))
-((identifier) @name.reference.constant (#match? @name.reference.constant {UPPER}))
 """
 
 _JS_COMMON = """
@@ -43,7 +43,7 @@ _JS_COMMON = """
   (variable_declarator name: (identifier) @name.definition.constant))) @definition.constant)
 
 (call_expression function: (identifier) @name.reference.call)
-(call_expression function: (member_expression property: (property_identifier) @name.reference.call))
+(call_expression function: (member_expression property: (property_identifier) @name.reference.method))
 (new_expression constructor: (identifier) @name.reference.class)
 (new_expression constructor: (member_expression property: (property_identifier) @name.reference.class))
 (import_specifier name: (identifier) @name.reference.import)
@@ -90,7 +90,7 @@ GO = """
 (source_file (const_declaration (const_spec name: (identifier) @name.definition.constant) @definition.constant))
 
 (call_expression function: (identifier) @name.reference.call)
-(call_expression function: (selector_expression field: (field_identifier) @name.reference.call))
+(call_expression function: (selector_expression field: (field_identifier) @name.reference.method))
 (type_identifier) @name.reference.type
 """
 
@@ -110,7 +110,7 @@ RUST = """
   @definition.impl
 
 (call_expression function: (identifier) @name.reference.call)
-(call_expression function: (field_expression field: (field_identifier) @name.reference.call))
+(call_expression function: (field_expression field: (field_identifier) @name.reference.method))
 (call_expression function: (scoped_identifier name: (identifier) @name.reference.call))
 (macro_invocation macro: (identifier) @name.reference.call)
 (type_identifier) @name.reference.type
@@ -129,7 +129,8 @@ JAVA = f"""
 (field_declaration declarator: (variable_declarator name: (identifier) @name.definition.constant)
   (#match? @name.definition.constant {UPPER})) @definition.constant
 
-(method_invocation name: (identifier) @name.reference.call)
+(method_invocation !object name: (identifier) @name.reference.call)
+(method_invocation object: (_) name: (identifier) @name.reference.method)
 (object_creation_expression type: (type_identifier) @name.reference.class)
 (type_identifier) @name.reference.type
 (import_declaration (scoped_identifier name: (identifier) @name.reference.import))
@@ -154,7 +155,7 @@ _C_FAMILY = f"""
   @definition.constant (#match? @name.definition.constant {UPPER}))
 
 (call_expression function: (identifier) @name.reference.call)
-(call_expression function: (field_expression field: (field_identifier) @name.reference.call))
+(call_expression function: (field_expression field: (field_identifier) @name.reference.method))
 (type_identifier) @name.reference.type
 """
 
@@ -210,4 +211,4 @@ QUERIES: dict[str, str] = {
 }
 
 # Bump when a query changes, so cached tags from older queries are not reused.
-QUERIES_VERSION = 1
+QUERIES_VERSION = 3

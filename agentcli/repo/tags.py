@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -40,6 +40,7 @@ EXTENSIONS: dict[str, str] = {
 
 SHEBANG = re.compile(rb"^#!\s*\S*?(?:/env\s+(?:-\S+\s+)*)?(?:\S*/)?(python[0-9.]*|bash|sh)\b")
 MAX_SIGNATURE_CHARS = 200
+MEMBER_CALL_WEIGHT = 0.25  # `x.read()` is seldom a call of the project's own `read`
 # Continuation lines of a multi-line signature are joined into one; an inline comment would
 # swallow what follows it, so it is cut off first.
 _HASH_COMMENT = re.compile(r"(?:^|\s)#.*$")
@@ -66,7 +67,7 @@ class FileTags:
     language: str
     lines: int
     definitions: list[Definition] = field(default_factory=list)
-    references: dict[str, int] = field(default_factory=dict)
+    references: dict[str, float] = field(default_factory=dict)  # name -> uses, weighted by kind
 
 
 def language_for(path: str) -> str | None:
@@ -101,14 +102,15 @@ def extract_tags(source: bytes, language: str) -> FileTags:
     parser, query = _tools(language)
     tree = parser.parse(source)
     found: dict[int, tuple[int, int, int, str, str, Any]] = {}
-    refs: Counter[bytes] = Counter()
+    refs: dict[bytes, float] = defaultdict(float)
     for _, captures in QueryCursor(query).matches(tree.root_node):
         name_node = kind = None
         whole = None
         for capture, nodes in captures.items():
             if capture.startswith("name.reference."):
+                weight = MEMBER_CALL_WEIGHT if capture == "name.reference.method" else 1.0
                 for node in nodes:
-                    refs[node.text] += 1
+                    refs[node.text] += weight
             elif capture.startswith("name.definition."):
                 name_node, kind = nodes[0], capture[16:]
             elif capture.startswith("definition."):

@@ -31,6 +31,7 @@ SHELL_GRACE = 15.0
 # What the model sees of one output; the rest stays in the saved file.
 DEFAULT_OUTPUT_LIMIT = 6000
 
+_PARSE_ERROR = re.compile(r"/\d{4}\.sh: line \d+: (syntax error|unexpected EOF)")
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
 
@@ -161,9 +162,10 @@ class PersistentShell:
         seconds = max(1, math.ceil(timeout)) if timeout > 0 else 0
         ctl = self.control_inside
         sentinel = f"__AC_{self._token}_{cid}"
+        check = 1 if "\n" in command.strip() else 0
         line = (
-            f'__ac_launch {cid} {seconds} && wait "$__ac_pid"; __ac_ec=$?; __ac_after; '
-            f'if [ -f "{ctl}/{cid}.state" ]; then . "{ctl}/{cid}.state" 2>/dev/null; __ac_prune; fi; '
+            f"__ac_launch {cid} {seconds} {check} && wait \"$__ac_pid\"; __ac_ec=$?; "
+            f'__ac_after {cid} && . "{ctl}/{cid}.state" 2>/dev/null; '
             f"printf '\\n{sentinel} %d\\n' \"$__ac_ec\"\n"
         )
         started = time.monotonic()
@@ -182,10 +184,14 @@ class PersistentShell:
             killed_reason = "the shell stopped answering and was restarted; cwd and variables were reset"
             self._restart()
             exit_code = -1
-        (self.control_host / f"{cid}.state").unlink(missing_ok=True)
+        for suffix in (".state", ".state.vars"):
+            (self.control_host / f"{cid}{suffix}").unlink(missing_ok=True)
         timed_out = (self.control_host / f"{cid}.timeout").exists()
-        syntax_error = (self.control_host / f"{cid}.syntax").exists()
         text, total, truncated = read_head_tail(out.host, self.output_limit)
+        # Multi-line commands are checked with `bash -n` first; a single line that fails to parse never starts.
+        syntax_error = (self.control_host / f"{cid}.syntax").exists() or (
+            exit_code == 2 and _PARSE_ERROR.search(text) is not None
+        )
         return Observation(
             command=command,
             exit_code=exit_code,

@@ -138,6 +138,13 @@ def test_tags_per_language(language: str, name: str, source: str, defines: list[
     assert tags.language == language and tags.lines == source.count("\n") + 1
 
 
+def test_imports_and_impls_are_not_taken_for_definitions():
+    js = extract_tags(b"const path = require('path');\nconst LIMIT = 3;\n", "javascript")
+    assert [d.name for d in js.definitions] == ["LIMIT"] and "path" in js.references
+    rust = extract_tags(b"impl<'a> IntoIterator for &'a Seq {\n    type Item = u8;\n}\ntype Top = u32;\n", "rust")
+    assert [(d.name, d.kind) for d in rust.definitions] == [("Seq", "impl"), ("Top", "type")]
+
+
 def test_signatures_are_one_line_with_indentation_and_parents():
     source = (
         "import functools\n\n\nclass Parser:\n    @functools.cache\n    def parse(\n        self,\n"

@@ -21,6 +21,9 @@ MAX_DEFINERS = 40  # a name defined in more files than this (`get`, `run`) says 
 MENTIONED_IDENT_BOOST = 10.0
 PRIVATE_FACTOR = 0.1
 NESTED_FACTOR = 0.5
+# `impl Foo`, `mod x`, `namespace y` are shown as the context of what they contain, seldom alone.
+CONTAINER_KINDS = frozenset({"impl", "module"})
+CONTAINER_FACTOR = 0.1
 BASE_SHARE = 0.01  # what an unreferenced definition gets, as a share of its file's rank
 MENTIONED_FILE_BONUS = 1.0  # ranks sum to 1, so this puts definitions of named files first
 MENTIONED_NAME_BONUS = 0.5  # then definitions the task names, if the name is rare enough to mean them
@@ -185,7 +188,7 @@ def rank_tags(
         for name, count in tags[path].references.items():
             definers = defines.get(name)
             # A name the file defines itself refers to that definition, not to another file's.
-            if definers is None or len(definers) > MAX_DEFINERS or name in own:
+            if definers is None or len(definers) > MAX_DEFINERS or name in own or len(name) < 2:
                 continue
             if name in common:
                 continue
@@ -224,10 +227,14 @@ def rank_tags(
     for i, path in enumerate(files):
         focused = path in focus_files
         base = BASE_SHARE * ranks[i]
-        for j, (name, _, _, _, parent) in enumerate(tags[path].definitions):
+        definitions = tags[path].definitions
+        for j, (name, kind, _, _, parent) in enumerate(definitions):
             score = base + flowing.get(name, 0.0)
             if parent >= 0:
-                score *= NESTED_FACTOR
+                # A constructor (named as its class) shares the class's references; the class says it.
+                score *= CONTAINER_FACTOR if definitions[parent].name == name else NESTED_FACTOR
+            if kind in CONTAINER_KINDS:
+                score *= CONTAINER_FACTOR
             if name in focus_idents:
                 score *= MENTIONED_IDENT_BOOST
             if name in named:

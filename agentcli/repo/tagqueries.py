@@ -2,7 +2,8 @@
 
 Capture names follow one convention: `@name.definition.KIND` marks the defined name and
 `@definition.KIND` the whole definition (its first lines become the signature shown in the map);
-`@name.reference.KIND` marks a name used elsewhere; KIND `method` is a call through an object or
+`@name.reference.KIND` marks a name used elsewhere (a name captured both as a constant and as an
+import, `const x = require("x")`, is an import only); KIND `method` is a call through an object or
 module (`x.run()`), which says less about where `run` is defined than a plain call does. A `#match?`
 on an upper-case pattern keeps only conventional constants where a language has no `const` keyword.
 """
@@ -47,6 +48,8 @@ _JS_COMMON = """
 (new_expression constructor: (identifier) @name.reference.class)
 (new_expression constructor: (member_expression property: (property_identifier) @name.reference.class))
 (import_specifier name: (identifier) @name.reference.import)
+(variable_declarator name: (identifier) @name.reference.import
+  value: (call_expression function: (identifier) @_require (#eq? @_require "require")))
 """
 
 _JSX = """
@@ -101,13 +104,17 @@ RUST = """
 (union_item name: (type_identifier) @name.definition.class) @definition.class
 (enum_item name: (type_identifier) @name.definition.enum) @definition.enum
 (trait_item name: (type_identifier) @name.definition.interface) @definition.interface
-(type_item name: (type_identifier) @name.definition.type) @definition.type
+(source_file (type_item name: (type_identifier) @name.definition.type) @definition.type)
+(mod_item body: (declaration_list (type_item name: (type_identifier) @name.definition.type) @definition.type))
 (mod_item name: (identifier) @name.definition.module body: (_)) @definition.module
 (macro_definition name: (identifier) @name.definition.macro) @definition.macro
 (const_item name: (identifier) @name.definition.constant) @definition.constant
 (static_item name: (identifier) @name.definition.constant) @definition.constant
-(impl_item type: [(type_identifier) (generic_type type: (type_identifier))] @name.definition.impl)
-  @definition.impl
+(impl_item type: [
+  (type_identifier) @name.definition.impl
+  (generic_type type: (type_identifier) @name.definition.impl)
+  (reference_type type: [(type_identifier) (generic_type type: (type_identifier))] @name.definition.impl)
+  (scoped_type_identifier name: (type_identifier) @name.definition.impl)]) @definition.impl
 
 (call_expression function: (identifier) @name.reference.call)
 (call_expression function: (field_expression field: (field_identifier) @name.reference.method))
@@ -211,4 +218,4 @@ QUERIES: dict[str, str] = {
 }
 
 # Bump when a query changes, so cached tags from older queries are not reused.
-QUERIES_VERSION = 3
+QUERIES_VERSION = 5

@@ -103,6 +103,7 @@ def extract_tags(source: bytes, language: str) -> FileTags:
     tree = parser.parse(source)
     found: dict[int, tuple[int, int, int, str, str, Any]] = {}
     refs: dict[bytes, float] = defaultdict(float)
+    imported: set[int] = set()
     for _, captures in QueryCursor(query).matches(tree.root_node):
         name_node = kind = None
         whole = None
@@ -111,6 +112,8 @@ def extract_tags(source: bytes, language: str) -> FileTags:
                 weight = MEMBER_CALL_WEIGHT if capture == "name.reference.method" else 1.0
                 for node in nodes:
                     refs[node.text] += weight
+                if capture == "name.reference.import":
+                    imported.update(node.start_byte for node in nodes)
             elif capture.startswith("name.definition."):
                 name_node, kind = nodes[0], capture[16:]
             elif capture.startswith("definition."):
@@ -124,6 +127,9 @@ def extract_tags(source: bytes, language: str) -> FileTags:
         name = name_node.text.decode("utf-8", "replace")
         found[key] = (whole.start_byte, -whole.end_byte, name_node.start_point[0], name, kind, whole)
 
+    for key in imported.intersection(found):
+        if found[key][4] == "constant":
+            del found[key]
     definitions: list[Definition] = []
     open_scopes: list[tuple[int, int]] = []  # (end byte, index) of definitions still enclosing
     for start, neg_end, name_row, name, kind, whole in sorted(found.values(), key=lambda f: (f[0], f[1])):

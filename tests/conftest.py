@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -19,8 +20,6 @@ GIT_ENV = {
 
 
 def git(repo: Path, *args: str) -> str:
-    import os
-
     out = subprocess.run(
         ["git", *args], cwd=repo, capture_output=True, text=True, check=True, env={**os.environ, **GIT_ENV}
     )
@@ -79,3 +78,17 @@ def sandbox(request, tmp_path: Path):
     box = request.param(repo, repo / ".agentcli" / "commands")
     with box:
         yield box
+
+
+REQUIRED = {c for c in os.environ.get("AGENTCLI_REQUIRE_COMPONENTS", "").split(",") if c}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Where CI installed a component, a test of it that skips is a failure, not a pass."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and REQUIRED & {mark.name for mark in item.iter_markers()}:
+        report.outcome = "failed"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.longrepr = f"skipped although CI installed this component: {reason}"

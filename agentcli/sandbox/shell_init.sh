@@ -11,6 +11,8 @@ export PAGER=cat GIT_PAGER=cat GIT_EDITOR=true EDITOR=true VISUAL=true TERM=dumb
   GIT_TERMINAL_PROMPT=0
 # A pipe nobody writes to: `read -t` on it is a sleep without starting a process.
 exec {__ac_never}<> <(:)
+# The driver writes a line to this FIFO when the user interrupts a command (Ctrl-C); without it, only timeouts stop one.
+if [ -p "$__ac_ctl/interrupt" ]; then exec {__ac_intr}<>"$__ac_ctl/interrupt"; else __ac_intr=$__ac_never; fi
 # Variables the shell had at start are not carried between commands (specials, the environment).
 declare -A __ac_base
 compgen -v >"$__ac_ctl/base.vars"
@@ -47,16 +49,18 @@ __ac_launch() { # $1: command id, $2: timeout in seconds (0: none), $3: 1 to che
     . "$cmd"
   ) </dev/null >>"$out" 2>&1 &
   __ac_pid=$!
-  if [ "$2" != 0 ]; then
-    (
-      read -t "$2" -u "$__ac_never"
+  ( # the watchdog: a line on the interrupt FIFO sends SIGINT, the timeout SIGTERM; SIGKILL follows
+    if [ "$2" != 0 ]; then read -t "$2" -u "$__ac_intr"; else read -u "$__ac_intr"; fi
+    if [ $? = 0 ]; then
+      kill -INT -- -"$__ac_pid"
+    else
       : >"$__ac_ctl/$1.timeout"
       kill -TERM -- -"$__ac_pid"
-      read -t 2 -u "$__ac_never"
-      kill -KILL -- -"$__ac_pid"
-    ) >/dev/null 2>&1 &
-    __ac_wd=$!
-  fi
+    fi
+    read -t 2 -u "$__ac_never"
+    kill -KILL -- -"$__ac_pid"
+  ) >/dev/null 2>&1 &
+  __ac_wd=$!
 }
 
 __ac_after() { # $1: command id. Stops the watchdog; says (by status) whether the state changed

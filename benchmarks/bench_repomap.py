@@ -24,6 +24,14 @@ import time
 from pathlib import Path
 
 CTAGS_LANGUAGES = "Python,JavaScript,TypeScript,Go,Rust,Java,C,C++,Sh"
+# The grep baseline: lines that start a definition in any of the map's languages, in its files.
+GREP_DEFINITIONS = r"^\s*(def|class|function|func|fn|struct|enum|trait|interface|type|impl|public|static)\b"
+
+
+def _grep_includes() -> list[str]:
+    from agentcli.repo.tags import EXTENSIONS
+
+    return [f"--include=*{ext}" for ext in EXTENSIONS]
 
 
 def one_run(tree: Path, tokens: int) -> None:
@@ -137,12 +145,12 @@ def bench(tree: Path, tokens: int, warm_runs: int) -> None:
     )
     print(f"import only: peak RSS {base_mib:.1f} MiB; map output {cold['map_chars']} chars for a {tokens}-token budget")
 
-    grep = timed(["grep", "-rn", "--include=*.py", "-e", "def ", "-e", "class ", "."], tree)
+    grep = timed(["grep", "-rnE", *_grep_includes(), GREP_DEFINITIONS, "."], tree)
     flavour = ctags_flavour()
     ctags = None
     if flavour == "universal":
         ctags = timed(["ctags", "-R", "-f", "-", f"--languages={CTAGS_LANGUAGES}", "."], tree)
-    for name, seconds in (("grep -rn 'def |class '", grep), ("ctags -R (universal)", ctags)):
+    for name, seconds in (("grep -rnE definition lines", grep), ("ctags -R (universal)", ctags)):
         if seconds is None:
             print(f"{name:26}: not available")
             continue

@@ -7,6 +7,7 @@ definitions it uses, which ranks the definitions themselves.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import defaultdict
@@ -222,7 +223,7 @@ def rank_tags(
             for name, weight in uses[i].items():
                 flowing[name] += share[i] * weight
 
-    scored: list[tuple[float, str, int]] = []
+    scored: list[tuple[float, int, int]] = []  # (-score, file index, definition index)
     lifted: list[int] = []  # positions in `scored` of definitions in files the task names
     for i, path in enumerate(files):
         focused = path in focus_files
@@ -243,14 +244,13 @@ def rank_tags(
                 score *= PRIVATE_FACTOR
             if focused:
                 lifted.append(len(scored))
-            scored.append((-score, path, j))
+            scored.append((-score, i, j))
     # The best definitions of the named files go first, but only `focus_limit` of them, so that a
     # long file the task names leaves room for what it uses.
-    lifted.sort(key=lambda k: scored[k])
+    lifted.sort(key=scored.__getitem__)
     for k in lifted[:focus_limit]:
-        score, path, j = scored[k]
-        scored[k] = (score - MENTIONED_FILE_BONUS, path, j)
+        score, i, j = scored[k]
+        scored[k] = (score - MENTIONED_FILE_BONUS, i, j)
     # Ties (common in small repositories) fall back to path and source order, for stable maps.
-    scored.sort()
-    best = scored if limit is None else scored[:limit]
-    return Ranking(dict(zip(files, ranks, strict=True)), [(-s, p, j) for s, p, j in best])
+    best = sorted(scored) if limit is None else heapq.nsmallest(limit, scored)
+    return Ranking(dict(zip(files, ranks, strict=True)), [(-s, files[i], j) for s, i, j in best])

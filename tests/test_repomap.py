@@ -300,10 +300,11 @@ def test_binary_huge_broken_and_minified_files_are_skipped(tmp_path: Path):
         },
     )
     (root / "app/dir.py").mkdir()
+    (root / os.fsdecode(b"app/bad\xffname.py")).write_text("def weird_name():\n    pass\n")
     (root / "app/dangling.py").symlink_to(root / "missing.py")
     stats = MapStats()
     text = build_repo_map(root, token_budget=5000, stats=stats, max_file_bytes=10_000)
-    for skipped in ("looks_like_code", "big_function", "minifiedThing", "minFile"):
+    for skipped in ("looks_like_code", "big_function", "minifiedThing", "minFile", "weird_name"):
         assert skipped not in text
     assert "│def caf\ufffd_menu():" in text  # undecodable bytes do not cost the file its tags
     assert "class Engine" in text

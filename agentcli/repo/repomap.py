@@ -60,7 +60,7 @@ class MapStats:
     skipped: int = 0
     lines_parsed: int = 0
     definitions: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # collecting the tags; with `build_repo_map`, the whole map
 
 
 def list_files(root: Path) -> list[str]:
@@ -94,6 +94,14 @@ def _walk(root: Path) -> list[str]:
     return sorted(found)
 
 
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes kept as surrogates
+        return False
+    return True
+
+
 def _looks_minified(rel: str, data: bytes) -> bool:
     """Bundled or minified code: a `.min.` name, or lines averaging over 300 characters."""
     return ".min." in rel or (len(data) > 1000 and len(data) > 300 * (data.count(b"\n") + 1))
@@ -113,6 +121,8 @@ def collect_tags(
     result: dict[str, FileTags] = {}
     base = str(root)
     for rel in list_files(root):
+        if not rel.isprintable() or not _utf8(rel):
+            continue  # a name the cache (JSON) and the model's text could not hold
         language = language_for(rel)
         name = rel.rsplit("/", 1)[-1]
         if language is None and "." in name.lstrip("."):
@@ -157,6 +167,11 @@ def _parse_file(path: str, rel: str, language: str | None, size: int, max_bytes:
         return None
     try:
         with open(path, "rb") as f:
+            if language is None:  # no extension: a script only if its `#!` line says so
+                language = language_from_shebang(f.read(256))
+                if language is None:
+                    return None
+                f.seek(0)
             data = f.read()
     except OSError as e:
         log.debug("repository map cannot read %s: %s", rel, e)
@@ -164,10 +179,6 @@ def _parse_file(path: str, rel: str, language: str | None, size: int, max_bytes:
     if b"\0" in data[:BINARY_PROBE]:
         log.debug("repository map skips binary %s", rel)
         return None
-    if language is None:
-        language = language_from_shebang(data[:256])
-        if language is None:
-            return None
     if _looks_minified(rel, data):
         log.debug("repository map skips minified %s", rel)
         return None
@@ -247,9 +258,11 @@ def build_repo_map(
     """
     if token_budget <= 0:
         return ""
+    started = time.perf_counter()
     root = Path(root)
     if not root.is_dir():
         raise UsageError(f"not a directory: {root}")
+    stats = stats if stats is not None else MapStats()
     tags = collect_tags(root, cache=cache, max_file_bytes=max_file_bytes, stats=stats)
     if not tags:
         return ""
@@ -266,4 +279,6 @@ def build_repo_map(
         limit=token_budget,
     )
     leading = sorted(focus_files, key=lambda p: -ranking.file_ranks.get(p, 0.0))
-    return fit_map(tags, ranking, token_budget, count_tokens or estimate_tokens, leading_files=leading)
+    text = fit_map(tags, ranking, token_budget, count_tokens or estimate_tokens, leading_files=leading)
+    stats.seconds = time.perf_counter() - started
+    return text

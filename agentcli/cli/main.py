@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -63,9 +64,17 @@ def solve(
     context_budget: int = typer.Option(None, "--context-budget", help="Cap the model's context, in tokens."),
     json_output: bool = typer.Option(False, "--json", help="JSON Lines events on stdout; logs on stderr."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Show only the result."),
+    ci: bool = typer.Option(
+        None, "--ci/--no-ci", help="Headless: no spinner or colour. Default: on with CI=true or a non-terminal stdin."
+    ),
+    branch: str = typer.Option(None, "--branch", help="Commit the change to this branch ('auto': agentcli/<task>)."),
+    commit_message: str = typer.Option(None, "--commit-message", help="Message for the --branch commit."),
+    output_patch: Path = typer.Option(None, "--output-patch", help="Write the change as a patch to this file."),
+    apply: bool = typer.Option(True, "--apply/--no-apply", help="Keep the change in the working tree."),
 ) -> None:
     """Do TASK in the repository and show the diff; `agentcli undo` takes it back."""
     from agentcli.config import load_settings
+    from agentcli.repo.publish import Delivery
     from agentcli.session.solve import SolveRequest, locate_repository, solve
 
     text = _task_text(task, task_file)
@@ -87,9 +96,21 @@ def solve(
         "context_budget": context_budget,
     }
     settings = load_settings(root, flags)
-    listeners = _renderers(json_output, quiet)
-    outcome = solve(SolveRequest(task=text, repo=root, settings=settings, use_git=not no_git, listeners=listeners))
+    listeners = _renderers(json_output, quiet, headless=_headless(ci))
+    if commit_message and not branch:
+        branch = "auto"
+    delivery = Delivery(branch=branch, commit_message=commit_message, patch_path=output_patch, apply=apply)
+    request = SolveRequest(task=text, repo=root, settings=settings, use_git=not no_git, listeners=listeners)
+    request.delivery = delivery
+    outcome = solve(request)
     raise typer.Exit(outcome.exit_code)
+
+
+def _headless(flag: bool | None) -> bool:
+    """CI mode: asked for, or implied by CI=true or a stdin that is not a terminal."""
+    if flag is not None:
+        return flag
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes") or not sys.stdin.isatty()
 
 
 def _task_text(task: str | None, task_file: Path | None) -> str:
@@ -105,21 +126,28 @@ def _task_text(task: str | None, task_file: Path | None) -> str:
     return task.strip()
 
 
-def _renderers(json_output: bool, quiet: bool):
+def _renderers(json_output: bool, quiet: bool, *, headless: bool):
     from rich.console import Console
 
     from agentcli.ui.console import ConsoleRenderer
     from agentcli.ui.jsonl import JsonLinesRenderer
 
+    def console() -> Console:
+        # Headless: plain text, no spinner, no colour, unless FORCE_COLOR asks for it.
+        plain = headless and not os.environ.get("FORCE_COLOR")
+        return Console(
+            stderr=json_output, highlight=False, no_color=plain or None, force_terminal=False if plain else None
+        )
+
     listeners = []
     if json_output:
         listeners.append(JsonLinesRenderer(sys.stdout))
     if not quiet:
-        listeners.append(ConsoleRenderer(Console(stderr=json_output, highlight=False)))
+        listeners.append(ConsoleRenderer(console()))
     elif not json_output:
         from agentcli.events import RunFinished
 
-        renderer = ConsoleRenderer(Console(highlight=False))
+        renderer = ConsoleRenderer(console())
         listeners.append(lambda event: renderer(event) if isinstance(event, RunFinished) else None)
     return listeners
 
@@ -171,6 +199,12 @@ def _register_optional_commands() -> None:
         from agentcli.cli.map_cmd import map_command
 
         app.command("map")(map_command)
+    except ImportError:
+        pass
+    try:
+        from agentcli.cli.repl_cmd import repl_command
+
+        app.command("repl")(repl_command)
     except ImportError:
         pass
     for module, attribute, name in (

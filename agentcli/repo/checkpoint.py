@@ -35,6 +35,17 @@ class Git:
     def __call__(self, *args: str, env: dict[str, str] | None = None) -> str:
         return self._git.execute(["git", *args], env={**os.environ, **(env or {})})
 
+    def run_with_input(self, args: list[str], text: str, env: dict[str, str] | None = None) -> str:
+        """Run with `text` on standard input (e.g. a commit message for commit-tree -F -)."""
+        import subprocess
+
+        done = subprocess.run(
+            ["git", *args], input=text, capture_output=True, text=True, cwd=self.root, env={**os.environ, **(env or {})}
+        )
+        if done.returncode != 0:
+            raise self._error(["git", *args], done.returncode, done.stderr)
+        return done.stdout.strip()
+
     def try_(self, *args: str, env: dict[str, str] | None = None) -> str | None:
         """Run and return stdout, or None when git exits non-zero."""
         try:
@@ -108,12 +119,12 @@ def create_checkpoint(root: Path, name: str) -> Checkpoint:
         ]
     )
     args = ["commit-tree", tree, "-m", message] + (["-p", head] if head else [])
-    commit = git(*args, env=_identity())
+    commit = git(*args, env=fallback_identity())
     git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
     return Checkpoint(name, commit, tree, index_tree, head, head_ref)
 
 
-def _identity() -> dict[str, str]:
+def fallback_identity() -> dict[str, str]:
     """Checkpoint commits need an author even where the user configured none."""
     return {
         "GIT_AUTHOR_NAME": os.environ.get("GIT_AUTHOR_NAME", "agentcli"),

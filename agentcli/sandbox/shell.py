@@ -87,9 +87,8 @@ class ProcessTransport:
         return line + b"\n"
 
     def close(self) -> None:
-        """End the shell and every process of its session."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        """End the shell and every process of its session (commands run in process groups of their own)."""
+        kill_session(self.proc.pid)
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
@@ -97,6 +96,22 @@ class ProcessTransport:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
         self._stderr.close()
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process whose session id is `sid` (the shell started the session)."""
+    targets = {sid}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry.name)) == sid:
+                targets.add(int(entry.name))
+        except (ProcessLookupError, PermissionError):
+            continue
+    for pid in targets:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
 
 
 @dataclass

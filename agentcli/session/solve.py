@@ -18,6 +18,7 @@ from agentcli.errors import (
     EXIT_INTERRUPTED,
     EXIT_NOT_FINISHED,
     EXIT_UNAVAILABLE,
+    AgentcliError,
     ComponentUnavailable,
     UsageError,
 )
@@ -25,7 +26,9 @@ from agentcli.events import EventBus, Listener, ModelRetry, Notice, RunFinished,
 from agentcli.models.base import Model, ModelError, ModelUnavailable
 from agentcli.models.resolve import create_model, default_model_name
 from agentcli.repo import checkpoint as cp
+from agentcli.repo import publish
 from agentcli.repo.overview import repository_overview
+from agentcli.repo.publish import Delivery
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
@@ -43,6 +46,7 @@ class SolveRequest:
     settings: Settings
     use_git: bool = True
     listeners: list[Listener] = field(default_factory=list)
+    delivery: Delivery = field(default_factory=Delivery)
 
 
 @dataclass
@@ -143,15 +147,36 @@ class Session:
             ignored = cp.ignored_entries(self.root)
         return TaskMark(checkpoint, ignored, time.monotonic())
 
-    def finish_task(self, mark: TaskMark, outcome: Outcome) -> RunFinished:
-        """Record what the task changed and emit its result."""
+    def finish_task(
+        self, mark: TaskMark, outcome: Outcome, *, task: str = "", delivery: Delivery | None = None
+    ) -> RunFinished:
+        """Record what the task changed, deliver it as asked (branch, patch), and emit its result."""
         if mark.checkpoint is not None:
             record_dir = self.root / SESSIONS_DIR / mark.checkpoint.name
             record_dir.mkdir(parents=True, exist_ok=True)
             record_ignored(self.root, record_dir, mark.ignored_before)
         result = _result(outcome, self.id, self.root, mark.checkpoint, time.monotonic() - mark.started)
+        if delivery is not None and mark.checkpoint is not None:
+            self._deliver(result, mark.checkpoint, task, delivery)
         self.events.emit(result)
         return result
+
+    def _deliver(self, result: RunFinished, checkpoint: cp.Checkpoint, task: str, delivery: Delivery) -> None:
+        if delivery.patch_path is not None:
+            delivery.patch_path.write_text(publish.change_patch(self.root, checkpoint))
+            result.patch = str(delivery.patch_path)
+        if delivery.branch and result.status == "finished" and result.files_changed:
+            git = cp.Git(self.root)
+            name = publish.branch_name(git, delivery.branch, task)
+            message = delivery.commit_message or publish.commit_message(task, result.summary, self.id)
+            try:
+                result.commit = publish.commit_change(self.root, checkpoint, name, message)
+                result.branch = name
+            except AgentcliError as e:
+                result.status, result.reason = "failed", f"finished, but the change was not committed: {e}"
+        if not delivery.apply and result.files_changed:
+            cp.restore(self.root, checkpoint)
+            self.notify("the change was taken out of the working tree (--no-apply)")
 
     def close_sandbox(self) -> None:
         """Release the sandbox, even if a second Ctrl-C or a SIGTERM arrives meanwhile."""
@@ -212,6 +237,11 @@ def attempt(call: Callable[[], Outcome], outcome: Outcome) -> tuple[Outcome, int
 
 
 def solve(request: SolveRequest) -> SolveResult:
+    delivery = request.delivery
+    if request.use_git:
+        publish.validate_branch(request.repo, delivery.branch)
+    elif delivery.branch or delivery.patch_path or not delivery.apply:
+        raise UsageError("--branch, --output-patch and --no-apply need a git repository")
     session = Session(request.repo, request.settings, use_git=request.use_git, listeners=request.listeners)
     try:
         session.context.check_task(request.task, str(request.repo))  # a --context-budget too small: exit 2
@@ -231,8 +261,10 @@ def solve(request: SolveRequest) -> SolveResult:
             outcome, exit_code = attempt(run, Outcome(status="failed", reason="not started"))
         finally:
             session.close_sandbox()
-    result = session.finish_task(mark, outcome)
+    result = session.finish_task(mark, outcome, task=request.task, delivery=request.delivery)
     session.close()
+    if result.status != outcome.status:  # the delivery failed
+        exit_code = EXIT_NOT_FINISHED
     return SolveResult(result, exit_code, mark.checkpoint, session.journal.path)
 
 

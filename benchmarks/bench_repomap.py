@@ -39,11 +39,12 @@ def one_run(tree: Path, tokens: int) -> None:
     from agentcli.repo.repomap import MapStats, build_repo_map
 
     stats = MapStats()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     text = build_repo_map(tree, token_budget=tokens, stats=stats)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"seconds": seconds, "peak_mib": peak_kib / 1024, "map_chars": len(text), **vars(stats)}))
+    result = {"seconds": seconds, "cpu": cpu, "peak_mib": peak_kib / 1024, "map_chars": len(text), **vars(stats)}
+    print(json.dumps(result))
 
 
 def measure(tree: Path, tokens: int, cache_dir: Path) -> dict:
@@ -131,16 +132,17 @@ def bench(tree: Path, tokens: int, warm_runs: int) -> None:
         cold = measure(tree, tokens, Path(cache))
         warm = [measure(tree, tokens, Path(cache)) for _ in range(warm_runs)]
     warm_s = statistics.median(w["seconds"] for w in warm)
+    warm_cpu = statistics.median(w["cpu"] for w in warm)
     warm_mib = max(w["peak_mib"] for w in warm)
     base_mib = bare_interpreter_mib()
     rate = cold["lines_parsed"] / cold["seconds"]
     print(
-        f"map cold : {cold['seconds']:6.2f} s  peak RSS {cold['peak_mib']:6.1f} MiB  "
+        f"map cold : {cold['seconds']:6.2f} s (cpu {cold['cpu']:.2f} s)  peak RSS {cold['peak_mib']:6.1f} MiB  "
         f"parsed {cold['parsed']} files, {cold['lines_parsed']:,} lines ({rate:,.0f} lines/s), "
         f"skipped {cold['skipped']}, {cold['definitions']:,} definitions"
     )
     print(
-        f"map warm : {warm_s:6.2f} s  peak RSS {warm_mib:6.1f} MiB  "
+        f"map warm : {warm_s:6.2f} s (cpu {warm_cpu:.2f} s)  peak RSS {warm_mib:6.1f} MiB  "
         f"(median of {warm_runs}; parsed {warm[-1]['parsed']}, cached {warm[-1]['cached']})"
     )
     print(f"import only: peak RSS {base_mib:.1f} MiB; map output {cold['map_chars']} chars for a {tokens}-token budget")
@@ -175,7 +177,7 @@ def main() -> None:
     if args.child:
         one_run(args.child, args.tokens)
         return
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     if args.trees:
         for tree in args.trees:
             bench(tree.resolve(), args.tokens, args.warm_runs)

@@ -277,6 +277,17 @@ def test_cache_parses_only_changed_files(tmp_path: Path, cache_home: Path):
     assert uncached.parsed == len(PROJECT) and uncached.cached == 0
 
 
+def test_cache_keeps_only_the_latest_repositories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr("agentcli.repo.mapcache.MAX_REPOSITORIES", 2)
+    roots = [write(tmp_path / f"r{k}", {"a.py": f"def f{k}():\n    pass\n"}) for k in range(3)]
+    for k, root in enumerate(roots):
+        build_repo_map(root)
+        os.utime(cache_path(root), ns=(k * 10**9, k * 10**9))  # written in this order
+    build_repo_map(write(tmp_path / "r3", {"b.py": "def g():\n    pass\n"}))
+    kept = sorted(p.name for p in cache_path(roots[0]).parent.iterdir())
+    assert kept == sorted([cache_path(roots[2]).name, cache_path(tmp_path / "r3").name])
+
+
 def test_corrupt_cache_is_rebuilt(tmp_path: Path):
     root = write(tmp_path / "p", PROJECT)
     cache_path(root).parent.mkdir(parents=True)

@@ -7,6 +7,7 @@ seen in the latest run, so it never grows with deleted files.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -23,6 +24,7 @@ log = logging.getLogger(__name__)
 _definition = Definition._make
 
 FORMAT = f"repomap-1-q{QUERIES_VERSION}"
+MAX_REPOSITORIES = 200  # cache files kept; the least recently written go first (temporary checkouts pile up)
 SKIPPED = "skipped"  # a file seen and left out (binary, unparsable): not read again until it changes
 
 
@@ -95,5 +97,24 @@ class TagCache:
             except BaseException:
                 os.unlink(tmp)
                 raise
+            _prune(self.path.parent, MAX_REPOSITORIES)
         except OSError as e:  # a read-only cache dir costs speed, never the map
             log.debug("repository map cache not saved to %s: %s", self.path, e)
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Delete all but the `keep` most recently written cache files."""
+    entries = []
+    with os.scandir(folder) as it:
+        for entry in it:
+            if entry.name.endswith(".json") and not entry.name.startswith("."):
+                try:
+                    entries.append((entry.stat().st_mtime_ns, entry.path))
+                except OSError:
+                    continue
+    if len(entries) <= keep:
+        return
+    entries.sort(reverse=True)
+    for _, path in entries[keep:]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)

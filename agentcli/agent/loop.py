@@ -180,7 +180,7 @@ class Agent:
                     on_token=lambda piece: self.events.emit(TokenStreamed(text=piece)),
                 )
             except ContextLengthExceeded as e:
-                if attempt == CONTEXT_RETRIES or not self.context.shrink():
+                if attempt == CONTEXT_RETRIES or not self.context.shrink(str(e)):
                     raise _Stop("failed", f"the prompt does not fit the model's context window: {e}") from None
         raise AssertionError("unreachable")
 

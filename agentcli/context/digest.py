@@ -17,6 +17,8 @@ from agentcli.models.base import Message
 _HEADER = re.compile(r"^\[(?:exit (-?\d+)|(timed out)|(syntax error)|(no command ran))", re.MULTILINE)
 _REDIRECT = re.compile(r"(?<![0-9&])>{1,2}\s*([^\s;&|<>()]+)")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
+_STRONG_ERROR = re.compile(r"error|exception|not found|no such|denied|cannot|fatal", re.IGNORECASE)
+_WEAK_ERROR = re.compile(r"fail|warning|traceback", re.IGNORECASE)
 _WRITERS = {"touch", "mkdir", "rm", "tee", "cp", "mv", "chmod", "ln", "truncate"}
 _MAX_COMMAND = 160
 
@@ -79,7 +81,9 @@ class Digest:
             newline = text.find("\n", match.start())
             body = text[newline + 1 :] if newline >= 0 else ""
             lines = [ln.strip() for ln in body.splitlines() if ln.strip() and not ln.startswith("[")]
-            step.first_error = next((ln for ln in reversed(lines) if _looks_like_error(ln)), lines[-1] if lines else "")
+            strong = [ln for ln in lines if _STRONG_ERROR.search(ln)]
+            weak = [ln for ln in lines if _WEAK_ERROR.search(ln)]
+            step.first_error = (strong or weak or lines[-1:] or [""])[-1]
             self.open_errors[key] = step.first_error[:200]
 
     def render(self, fits: Callable[[str], bool]) -> str:
@@ -120,10 +124,6 @@ def _one_line(command: str) -> str:
     if "\n" in command.strip():
         first += " …"
     return first if len(first) <= _MAX_COMMAND else first[: _MAX_COMMAND - 1] + "…"
-
-
-def _looks_like_error(line: str) -> bool:
-    return bool(re.search(r"error|fail|not found|no such|denied|traceback|exception|cannot", line, re.IGNORECASE))
 
 
 def files_written(command: str) -> list[str]:

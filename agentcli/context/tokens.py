@@ -49,18 +49,19 @@ def _estimate_count(messages: list[Message]) -> int:
 class TokenCounter:
     """Counts messages with a backend's tokenizer, one message at a time, cached.
 
-    A prompt's count is `priming + sum(per message)`, where each message costs the template's
-    per-message tokens plus its content's tokens. Both overheads are measured from the backend
-    itself, so the sum matches a whole-prompt count to within a few tokens.
+    A prompt's count is the sum of what each message adds to it: the first (system) message is
+    counted alone, with whatever the template puts around a whole prompt; every other message by
+    how much it grows a prompt that has an empty system message (and, before a reply, an empty
+    user message) ahead of it. Templates that insert a default system prompt when none is given,
+    or that insist on user/assistant turns, are thereby counted right, and the sum matches a
+    whole-prompt count to within a few tokens.
     """
 
     def __init__(self, count: CountFn):
         self._count = self._guarded(count)
         self._cache: dict[tuple[str, str], int] = {}
-        empty_user = self._count([{"role": "user", "content": ""}])
-        self.per_message = max(0, self._count([{"role": "user", "content": ""}] * 2) - empty_user)
-        self.priming = max(0, empty_user - self.per_message)
-        self._empty: dict[str, int] = {"user": empty_user}
+        self._lead: dict[str, tuple[list[Message], int]] = {}
+        self.per_message = self.message({"role": "user", "content": ""})
 
     @classmethod
     def for_model(cls, model: Model) -> TokenCounter:
@@ -81,17 +82,26 @@ class TokenCounter:
 
         return counted
 
+    def _context_for(self, role: str) -> tuple[list[Message], int]:
+        """The messages a `role` message is measured after, and their own count."""
+        if role not in self._lead:
+            lead: list[Message] = [{"role": "system", "content": ""}]
+            if role == "assistant":
+                lead.append({"role": "user", "content": ""})
+            self._lead[role] = (lead, self._count(lead))
+        return self._lead[role]
+
     def message(self, message: Message) -> int:
         """Tokens one message adds to a prompt, template included."""
         key = (message["role"], message["content"])
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        role = message["role"]
-        if role not in self._empty:
-            self._empty[role] = self._count([{"role": role, "content": ""}])
-        content = max(0, self._count([{"role": role, "content": message["content"]}]) - self._empty[role])
-        tokens = self.per_message + content
+        if message["role"] == "system":
+            tokens = self._count([message])
+        else:
+            lead, base = self._context_for(message["role"])
+            tokens = max(0, self._count([*lead, message]) - base)
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = tokens
@@ -99,7 +109,7 @@ class TokenCounter:
 
     def messages(self, messages: list[Message]) -> int:
         """Tokens of a whole prompt."""
-        return self.priming + sum(self.message(m) for m in messages)
+        return sum(self.message(m) for m in messages)
 
     def text(self, text: str) -> int:
         """Tokens of `text` as the content of a user message, template excluded."""

@@ -11,6 +11,7 @@ the folded steps takes its place.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -48,8 +49,8 @@ class Context(Protocol):
         """The messages for the next model call, within budget."""
         ...
 
-    def shrink(self) -> bool:
-        """The provider said the prompt was too long: make it shorter. False when it cannot."""
+    def shrink(self, error: str = "") -> bool:
+        """The provider said (in `error`) the prompt was too long: make it shorter. False when it cannot."""
         ...
 
 
@@ -70,7 +71,7 @@ class ContextWindow:
         summarizer: Summarizer | None = None,
         on_event: Callable[[Event], None] | None = None,
         high_water: float = 0.7,
-        low_water: float = 0.4,
+        low_water: float = 0.3,
         min_fold: float = 0.5,
         counter: TokenCounter | None = None,
     ):
@@ -176,10 +177,15 @@ class ContextWindow:
         self._enforce_limit()
         return self.messages()
 
-    def shrink(self) -> bool:
+    def shrink(self, error: str = "") -> bool:
         if self.scale < 0.2:
             return False
-        self.scale *= 0.75
+        limit = provider_limit(error)
+        if limit is not None and limit < self.window * self.scale:
+            # The provider's own tokenizer may count more than ours: keep a margin below its limit.
+            self.scale = max(0.1, limit * 0.9 / self.window)
+        else:
+            self.scale *= 0.75
         self._fit_pinned()
         self._compact(self._fold_point(self.marks()[1]))
         self._enforce_limit()
@@ -195,6 +201,7 @@ class ContextWindow:
 
     def _fit_pinned(self) -> None:
         """Cut the task (then, if need be, the system prompt) so the steps keep some room."""
+        before = self.tokens()
         target = self.available - min(MIN_STEP_ROOM, self.available // 2)
         system_tokens = self.counter.messages([self.system])
         if self.pinned_tokens > target:
@@ -207,6 +214,10 @@ class ContextWindow:
                 "content": self._cut_to(self.system["content"], keep, "of the system prompt"),
             }
         self._set_summary(self.summary)
+        if self.tokens() < before:
+            self.on_event(
+                ContextCompacted(folded_messages=0, tokens_before=before, tokens_after=self.tokens(), fallback=False)
+            )
 
     def _set_summary(self, block: str) -> None:
         self.summary = block
@@ -330,13 +341,30 @@ class ContextWindow:
         return cut_middle(text, 16, note)
 
 
+_LIMIT_PATTERNS = (
+    re.compile(r"maximum context length is (\d[\d,]*)", re.IGNORECASE),
+    re.compile(r"(\d[\d,]*)[- ]token context", re.IGNORECASE),
+    re.compile(r"context (?:window|length|limit)(?: of| is)? (\d[\d,]*)", re.IGNORECASE),
+    re.compile(r"tokens? > (\d[\d,]*) maximum", re.IGNORECASE),
+)
+
+
+def provider_limit(error: str) -> int | None:
+    """The context length a provider's error message states, if it states one."""
+    for pattern in _LIMIT_PATTERNS:
+        match = pattern.search(error)
+        if match:
+            return int(match.group(1).replace(",", ""))
+    return None
+
+
 def digest_only(request: SummaryRequest) -> str:
     """A summarizer that always defers to the deterministic digest."""
     raise SummaryUnavailable("no summary model: the digest stands in")
 
 
 def default_summarizer(model: Model, window: int = 0) -> Summarizer:
-    """Summaries by `model`, except a scripted one: its replies are the agent's turns, not summaries."""
+    """Summaries by the main model, unless it is scripted: its replies are the agent's turns, not summaries."""
     from agentcli.models.scripted import ScriptedModel
 
     if isinstance(model, ScriptedModel):
@@ -354,7 +382,7 @@ def build_context(
 ) -> ContextWindow:
     """The window for a run: the model's context capped by `budget`, summaries by `summary_model`."""
     window = model_window(model, budget)
-    summarizer = default_summarizer(summary_model or model, window)
+    summarizer = ModelSummarizer(summary_model, window=window) if summary_model else default_summarizer(model, window)
     return ContextWindow(model, window=window, reply_tokens=reply_tokens, summarizer=summarizer, on_event=on_event)
 
 

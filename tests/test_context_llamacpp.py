@@ -1,0 +1,66 @@
+"""The context window with the llama.cpp backend: its tokenizer, its window, its context-length errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.prompts import render
+from agentcli.context.tokens import TokenCounter, model_window
+from agentcli.context.window import ContextWindow, digest_only
+from agentcli.errors import ComponentUnavailable, UsageError
+from agentcli.events import ContextCompacted, Event, EventBus, ModelReplied
+from agentcli.models import store
+from agentcli.models.base import Message
+from agentcli.sandbox.local import HostSandbox
+
+pytestmark = pytest.mark.llamacpp
+
+SMOL = "local/smollm2-135m"
+
+
+@pytest.fixture(scope="module")
+def model():
+    try:
+        import llama_cpp  # noqa: F401
+    except Exception as exc:
+        pytest.skip(f"llama_cpp cannot be imported: {exc}")
+    try:
+        store.pull(SMOL, progress=False)
+    except (ComponentUnavailable, UsageError) as exc:
+        pytest.skip(f"SmolLM2-135M cannot be obtained: {exc}")
+    from agentcli.models.llamacpp import load_local_model
+
+    return load_local_model(SMOL, n_ctx=1024)
+
+
+def test_per_message_counts_add_up_to_the_whole_prompt(model) -> None:
+    messages: list[Message] = [
+        {"role": "system", "content": render("system", workdir="/work")},
+        {"role": "user", "content": "Task: the tests in test_calc.py fail; fix calc.py."},
+        {"role": "assistant", "content": "Run the tests first.\n```bash\npython3 -m pytest -q\n```"},
+        {"role": "user", "content": "[exit 1 · 0.4s]\nFAILED test_calc.py::test_add - assert -1 == 5\n1 failed"},
+    ]
+    counter = TokenCounter.for_model(model)
+    whole = model.count_tokens(messages)
+    assert abs(counter.messages(messages) - whole) <= 3
+    assert model_window(model) == 1024  # n_ctx, capped by the GGUF's own context length
+    assert model_window(model, 700) == 700
+
+
+def test_context_length_error_from_llama_cpp_is_recovered(model, tmp_path: Path) -> None:
+    # The window is told 4096 tokens; llama.cpp runs with 1024 and refuses longer prompts.
+    events: list[Event] = []
+    context = ContextWindow(model, window=4096, reply_tokens=64, summarizer=digest_only, on_event=events.append)
+    with HostSandbox(tmp_path, tmp_path / ".control") as box:
+        agent = Agent(
+            model, box, EventBus([events.append]), limits=RunLimits(max_steps=1, reply_tokens=64), context=context
+        )
+        outcome = agent.run("Report the line count of every file. " + "Mind the details. " * 400)
+    assert outcome.steps == 1, outcome.reason  # the call went through after compaction
+    replied = [e for e in events if isinstance(e, ModelReplied)]
+    assert replied and replied[0].prompt_tokens < 1024
+    assert context.window * context.scale <= 1024  # the limit read from llama.cpp's error message
+    assert any(isinstance(e, ContextCompacted) for e in events)

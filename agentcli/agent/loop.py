@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcli.agent.observation import format_observation
-from agentcli.agent.parsing import ParsedReply, parse_reply
+from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply
 from agentcli.agent.prompts import render
 from agentcli.agent.stuck import StuckDetector
 from agentcli.context.window import Context, ContextWindow
@@ -175,14 +175,24 @@ class Agent:
         for attempt in range(CONTEXT_RETRIES + 1):
             try:
                 return self.model.complete(
-                    self.context.prompt(),
-                    max_tokens=self.limits.reply_tokens,
-                    on_token=lambda piece: self.events.emit(TokenStreamed(text=piece)),
+                    self.context.prompt(), max_tokens=self.limits.reply_tokens, on_token=self._stream_watcher()
                 )
             except ContextLengthExceeded as e:
                 if attempt == CONTEXT_RETRIES or not self.context.shrink(str(e)):
                     raise _Stop("failed", f"the prompt does not fit the model's context window: {e}") from None
         raise AssertionError("unreachable")
+
+    def _stream_watcher(self) -> Callable[[str], bool]:
+        """Relays streamed pieces as events, and asks the model to stop once the reply holds its action:
+        what small models write after it (invented output, further steps) is ignored and costs seconds."""
+        streamed: list[str] = []
+
+        def on_token(piece: str) -> bool:
+            self.events.emit(TokenStreamed(text=piece))
+            streamed.append(piece)
+            return ("`" in piece or "\n" in piece) and action_complete("".join(streamed))
+
+        return on_token
 
     def _finish(self, parsed: ParsedReply, step: int) -> None:
         # Small models often claim success before doing anything; ask once, then believe them.

@@ -8,6 +8,7 @@ say what was ignored, and recognise a plain "the task is done" ending.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 SHELL_LANGUAGES = {
@@ -41,7 +42,10 @@ _DONE_PROSE = re.compile(
     r"|the (?:fix|change|changes|implementation) (?:is|are) (?:now )?(?:complete|in place|done))",
     re.IGNORECASE,
 )
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+\-. ]*?)[ \t]*$", re.MULTILINE)
+# An opening fence may follow text on its line ("2. Command: ```bash"), as small models write it.
+_FENCE = re.compile(r"(`{3,}|~{3,})[ \t]*([\w+\-. ]*?)[ \t]*$", re.MULTILINE)
+# A whole block on one line: ```bash ls -la```
+_INLINE_BLOCK = re.compile(r"```(?:bash|sh|shell)?[ \t]+([^`\n]+?)[ \t]*```")
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _PLAN_ITEM = re.compile(r"^\s*(?:step\s*)?(\d{1,2})[.):]\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 # The header our observations start with; a block that starts like it is an echo, not a command.
@@ -112,7 +116,10 @@ class ParsedReply:
 
 
 def find_blocks(text: str) -> list[Block]:
-    """Fenced code blocks in order; an unclosed final fence runs to the end of the text."""
+    """Fenced code blocks in order; an unclosed final fence runs to the end of the text.
+
+    Bodies are dedented, since models often indent a block under a list item.
+    """
     blocks: list[Block] = []
     pos = 0
     while True:
@@ -121,13 +128,36 @@ def find_blocks(text: str) -> list[Block]:
             return blocks
         fence, language = opening.group(1), opening.group(2).strip().lower()
         start = opening.end() + 1
-        closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE)
+        # The closing fence stands on its own line, or ends the block's last line.
+        closing = re.compile(
+            rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$|(?<=\S){re.escape(fence)}[ \t]*$", re.MULTILINE
+        )
         end = closing.search(text, start) if start <= len(text) else None
         if end is None:
-            blocks.append(Block(language, text[start:], closed=False))
+            blocks.append(Block(language, textwrap.dedent(text[start:]), closed=False))
             return blocks
-        blocks.append(Block(language, text[start : end.start()], closed=True))
+        blocks.append(Block(language, textwrap.dedent(text[start : end.start()]), closed=True))
         pos = end.end()
+
+
+def action_complete(text: str) -> bool:
+    """Whether a reply being streamed already holds its action, so generation can stop early.
+
+    True once the first shell block is closed, or once a finish line is complete and no block is open.
+    Small local models go on to invent the command's output and further steps; those tokens cost
+    seconds each and are ignored anyway.
+    """
+    clean = _THINK.sub("", text)
+    blocks = find_blocks(clean)
+    if any(
+        b.closed and b.language in SHELL_LANGUAGES and b.body.strip() and not OBSERVATION_HEADER.match(b.body)
+        for b in blocks
+    ):
+        return True
+    if blocks and not blocks[-1].closed:
+        return False
+    marker = _FINISH_LINE.search(clean)
+    return marker is not None and marker.group(2).strip() != "" and clean.endswith("\n")
 
 
 def _strip_prompts(body: str) -> str:
@@ -182,6 +212,9 @@ def parse_reply(text: str) -> ParsedReply:
         if marker:
             reply.finished = True
             reply.summary = marker.group(2).strip() or _summary_from(prose, marker.start())
+            return reply
+        if (inline := _INLINE_BLOCK.search(clean)) is not None:
+            reply.command = inline.group(1).strip()
             return reply
         if (bare := _bare_command(clean)) is not None:
             reply.command = bare

@@ -34,9 +34,13 @@ def create_model(
             raise UsageError("scripted model needs a file: --model scripted:REPLIES.json")
         return ScriptedModel.from_file(Path(path))
     if name.startswith("local/"):
+        from agentcli.models import store
         from agentcli.models.llamacpp import load_local_model
 
-        return load_local_model(name, n_ctx=settings.n_ctx, temperature=settings.temperature, notify=notify)
+        ref = store.resolve(name)
+        if ref.entry is not None and not ref.path.is_file():
+            notify(f"{name} is not on this machine yet: fetching it once ({ref.entry.size / 1e9:.1f} GB, verified)")
+        return load_local_model(name, pull=True, n_ctx=settings.n_ctx, temperature=settings.temperature)
     if "/" not in name and not settings.api_base:
         raise UsageError(
             f"unknown model {name!r}: use provider/model (e.g. openai/gpt-4.1), local/NAME, or scripted:FILE"

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcli.errors import ComponentUnavailable
+from agentcli.errors import ComponentUnavailable, UsageError
 from agentcli.models.base import ContextLengthExceeded, Message, ModelError, Reply, StreamCallback, Usage
-from agentcli.models.gguf import GGUFInfo, read_gguf
+from agentcli.models.gguf import GGUFError, GGUFInfo, read_gguf
 
 DEFAULT_N_CTX = 8192
 DEFAULT_MAX_TOKENS = 1024
@@ -159,6 +159,9 @@ def _engine_for(key: tuple[Any, ...]) -> _Engine:
                 n_threads_batch=n_threads,
                 n_gpu_layers=n_gpu_layers,
                 draft_model=draft,
+                # Drafting needs logits at every position; without this flag the library sizes its
+                # logits buffer for one batch and fails once the context passes n_batch tokens.
+                logits_all=speculative,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
@@ -203,9 +206,6 @@ class LlamaCppModel:
             raise ComponentUnavailable(
                 "llama-cpp-python is not installed; install it with `pip install 'agentcli[local]'`"
             )
-        from agentcli.errors import UsageError
-        from agentcli.models.gguf import GGUFError
-
         self.path = Path(model_path).resolve()
         try:
             self.header = header or read_gguf(self.path)

@@ -183,9 +183,10 @@ def config_show(
     from agentcli.config import load_settings, user_config_path
     from agentcli.repo.checkpoint import find_repo_root
 
-    root = find_repo_root(repo) if repo.exists() else None
+    root = (find_repo_root(repo) or repo.resolve()) if repo.exists() else None
     settings = load_settings(root)
     table = Table("setting", "value", "from", box=None)
+    table.columns[2].overflow = "fold"
     for name, value, source in settings.describe():
         table.add_row(name, repr(value) if isinstance(value, str) else str(value), source)
     console = Console(highlight=False)

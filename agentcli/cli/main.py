@@ -177,21 +177,20 @@ def config_show(
     repo: Path = typer.Option(Path("."), "--repo", help="The repository whose config applies."),
 ) -> None:
     """Every setting, its value, and where the value came from."""
-    from rich.console import Console
-    from rich.table import Table
-
     from agentcli.config import load_settings, user_config_path
     from agentcli.repo.checkpoint import find_repo_root
 
     root = (find_repo_root(repo) or repo.resolve()) if repo.exists() else None
     settings = load_settings(root)
-    table = Table("setting", "value", "from", box=None)
-    table.columns[2].overflow = "fold"
-    for name, value, source in settings.describe():
-        table.add_row(name, repr(value) if isinstance(value, str) else str(value), source)
-    console = Console(highlight=False)
-    console.print(table)
-    console.print(f"user config: {user_config_path()}")
+    rows = [
+        (name, repr(value) if isinstance(value, str) else str(value), source)
+        for name, value, source in settings.describe()
+    ]
+    width = max(len(value) for _, value, _ in rows)
+    typer.echo(f"{'setting':<20}{'value':<{width + 2}}from")
+    for name, value, source in rows:
+        typer.echo(f"{name:<20}{value:<{width + 2}}{source}")
+    typer.echo(f"\nuser config: {user_config_path()}")
 
 
 def _register_optional_commands() -> None:

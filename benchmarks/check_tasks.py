@@ -16,9 +16,6 @@ Usage: python3 benchmarks/check_tasks.py [--tasks ID [ID ...]] [--verbose]
 from __future__ import annotations
 
 import argparse
-import hashlib
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,17 +28,13 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+# The work dir is prepared exactly as `agentcli eval` prepares it.
+from agentcli.eval.workspace import harness_env, install_tests, prepare, snapshot
+
 TASKS_DIR = Path(__file__).resolve().parent / "tasks"
 REQUIRED = ("instruction.md", "repo", "tests/test_task.py", "solution.sh")
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "agentcli",
-    "GIT_AUTHOR_EMAIL": "agentcli@localhost",
-    "GIT_COMMITTER_NAME": "agentcli",
-    "GIT_COMMITTER_EMAIL": "agentcli@localhost",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    # The harness starts from a bare git identity: keep the user's config out.
-    "GIT_CONFIG_GLOBAL": os.devnull,
-}
 TEST_TIMEOUT_S = 60
 SOLUTION_TIMEOUT_S = 60
 SLOW_TESTS_S = 5.0
@@ -64,53 +57,15 @@ class Result:
         return not self.problems
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(GIT_ENV)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
-
-
-def _git(workdir: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=workdir, env=_env(), check=True, capture_output=True, text=True)
-
-
 def prepare_workdir(task_dir: Path, root: Path) -> tuple[Path, Path]:
     """Copy repo/ and tests/ under root and commit the repo as the harness does."""
-    workdir = root / "work"
-    tests = root / "tests"
-    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache")
-    shutil.copytree(task_dir / "repo", workdir, ignore=ignore)
-    shutil.copytree(task_dir / "tests", tests, ignore=ignore)
-    _git(workdir, "-c", "init.defaultBranch=main", "init", "-q")
-    _git(workdir, "config", "user.name", "agentcli")
-    _git(workdir, "config", "user.email", "agentcli@localhost")
-    _git(workdir, "config", "commit.gpgsign", "false")
-    _git(workdir, "add", "-A")
-    _git(workdir, "commit", "-q", "-m", "Initial commit")
-    return workdir, tests
-
-
-def snapshot(workdir: Path) -> dict[str, str]:
-    """Content and mode of every file in workdir (including .git internals that matter)."""
-    state: dict[str, str] = {}
-    for path in sorted(workdir.rglob("*")):
-        rel = path.relative_to(workdir).as_posix()
-        # git may refresh the index's stat cache on `git status`; that changes nothing that matters.
-        if rel == ".git/index" or path.is_dir():
-            continue
-        if path.is_symlink():
-            state[rel] = "link:" + os.readlink(path)
-            continue
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        state[rel] = f"{path.stat().st_mode:o}:{digest}"
-    return state
+    ws = prepare(task_dir / "repo", root)
+    return ws.workdir, install_tests(task_dir / "tests", ws)
 
 
 def run_tests(workdir: Path, tests: Path) -> tuple[int, float, str]:
     """Run the task's tests the way the harness does; return (exit status, seconds, output)."""
-    env = _env()
-    env["AGENTCLI_TASK_WORKDIR"] = str(workdir)
+    env = harness_env(AGENTCLI_TASK_WORKDIR=str(workdir))
     start = time.monotonic()
     try:
         proc = subprocess.run(
@@ -132,7 +87,7 @@ def run_solution(task_dir: Path, workdir: Path) -> tuple[int, str]:
         proc = subprocess.run(
             ["bash", str(task_dir / "solution.sh")],
             cwd=workdir,
-            env=_env(),
+            env=harness_env(),
             capture_output=True,
             text=True,
             timeout=SOLUTION_TIMEOUT_S,

@@ -207,6 +207,12 @@ def _register_optional_commands() -> None:
         app.command("repl")(repl_command)
     except ImportError:
         pass
+    try:
+        from agentcli.cli.eval_cmd import eval_command
+
+        app.command("eval")(eval_command)
+    except ImportError:
+        pass
     for module, attribute, name in (
         ("agentcli.cli.models_cmd", "models_app", "models"),
         ("agentcli.cli.sandbox_cmd", "sandbox_app", "sandbox"),

@@ -1,0 +1,149 @@
+"""`agentcli eval SUITE_DIR`: run a task suite through agentcli (or its oracle, or a no-op) and score it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from agentcli.errors import EXIT_INTERRUPTED, EXIT_NOT_FINISHED, EXIT_UNAVAILABLE, UsageError
+
+
+def eval_command(
+    suite: Path = typer.Argument(
+        ..., help="Folder of task folders (e.g. benchmarks/tasks).", metavar="SUITE_DIR", show_default=False
+    ),
+    tasks: list[str] = typer.Option(None, "--tasks", help="Only these task ids (comma-separated or repeated)."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Wall-clock seconds for the agent on each task."),
+    workers: int = typer.Option(1, "--workers", "-j", help="Tasks run at the same time."),
+    model: str = typer.Option(None, "--model", "-m", help="provider/model, local/NAME, or scripted:FILE."),
+    api_base: str = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server."),
+    sandbox: str = typer.Option(None, "--sandbox", help="auto, docker, bwrap or host."),
+    max_steps: int = typer.Option(None, "--max-steps", help="Stop each run after this many model calls."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write the results as JSON to this file."),
+    trajectories: Path = typer.Option(
+        None, "--trajectories", help="Where each task's records go (default: beside --out, or .agentcli/eval/TIME)."
+    ),
+    oracle: bool = typer.Option(False, "--oracle", help="Run each task's solution.sh instead: every task must pass."),
+    noop: bool = typer.Option(False, "--noop", help="Do nothing instead of the agent: every task must fail."),
+    resume: bool = typer.Option(False, "--resume", help="Skip the tasks already scored in --out."),
+) -> None:
+    """Run every task of SUITE_DIR in a fresh work dir and score it with the task's tests.
+
+    Exit status: 0 when every task ran (whatever the rewards); 1 when --oracle or --noop finds the
+    suite unsound; 2 for bad input; 3 when the model or sandbox is unavailable; 130 when interrupted.
+    """
+    from agentcli.eval import results as res
+    from agentcli.eval.agents import RUNNERS, RunConfig
+    from agentcli.eval.suite import run_suite
+    from agentcli.eval.table import print_results, progress_line
+    from agentcli.eval.tasks import load_suite, split_ids
+
+    if oracle and noop:
+        raise UsageError("--oracle and --noop exclude each other")
+    if workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {workers}")
+    if timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {timeout:g}")
+    if resume and out is None:
+        raise UsageError("--resume needs --out FILE: the results of the run to resume")
+    kind = "oracle" if oracle else "noop" if noop else "agentcli"
+    selected = load_suite(suite, split_ids(tasks) or None)
+    config = RunConfig(timeout=timeout, max_steps=max_steps)
+    if kind == "agentcli":
+        config.model, config.sandbox, config.api_base = _agent_settings(model, sandbox, api_base, max_steps)
+
+    console = _console()
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    traj_root = (trajectories or _default_trajectories(out, stamp)).resolve()
+    results_path = out or traj_root / "results.json"
+    info = res.RunInfo(
+        agent=kind,
+        model=config.model,
+        suite=str(suite.resolve()),
+        sandbox=config.sandbox,
+        timeout=timeout,
+        max_steps=max_steps,
+        workers=workers,
+        trajectories=str(traj_root),
+    )
+    done = res.load_done(results_path, info) if resume else []
+    done_ids = {r.task for r in done}
+    todo = [t for t in selected if t.id not in done_ids]
+    kept = [r for r in done if r.task in {t.id for t in selected}]
+
+    what = f"agent {kind}" + (f", model {config.model}, sandbox {config.sandbox}" if kind == "agentcli" else "")
+    console.print(
+        f"eval: {len(selected)} tasks from {suite}, {what}, timeout {timeout:g} s, "
+        f"{workers} worker{'s' * (workers > 1)}; records in {traj_root}"
+    )
+    if resume:
+        console.print(f"resume: {len(kept)} tasks already scored in {results_path}, {len(todo)} to run")
+    if kind == "agentcli" and workers > 1 and config.model.startswith("local/"):
+        console.print("note: each worker loads its own copy of the local model (memory and cores are shared)")
+
+    collected = list(kept)
+    counter = [len(kept)]
+
+    def on_result(result: res.TaskResult) -> None:
+        collected.append(result)
+        counter[0] += 1
+        console.print(progress_line(counter[0], len(selected), result), markup=False)
+        res.write(results_path, info, collected, interrupted=True)  # complete only once all are in
+
+    traj_root.mkdir(parents=True, exist_ok=True)
+    run = run_suite(todo, RUNNERS[kind](config), traj_root, workers=workers, on_result=on_result)
+    finished = not run.interrupted and not run.fatal
+    res.write(results_path, info, collected, interrupted=not finished)
+
+    console.print()
+    print_results(console, collected, title=f"{kind} on {suite}")
+    console.print(f"results: {results_path}")
+    if run.interrupted:
+        console.print(f"interrupted: {len(selected) - len(collected)} tasks not run; --resume runs them")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if run.fatal:
+        console.print(f"stopped: {run.fatal}")
+        raise typer.Exit(EXIT_UNAVAILABLE)
+    if kind != "agentcli" and not _self_check(console, kind, collected):
+        raise typer.Exit(EXIT_NOT_FINISHED)
+
+
+def _console():
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal:  # a log file or CI: wide enough for the table's rows to stay whole
+        console = Console(highlight=False, width=160)
+    return console
+
+
+def _agent_settings(model: str | None, sandbox: str | None, api_base: str | None, max_steps: int | None):
+    """The model and sandbox every task will use, checked once before any task starts."""
+    from agentcli.config import load_settings
+    from agentcli.models.resolve import default_model_name
+    from agentcli.sandbox.factory import resolve_backend
+
+    flags = {"model": model, "sandbox": sandbox, "api_base": api_base, "max_steps": max_steps}
+    settings = load_settings(None, flags)
+    backend = resolve_backend(settings.sandbox)  # unavailable: exit 3 now, not once per task
+    return settings.model or default_model_name(), backend, settings.api_base
+
+
+def _default_trajectories(out: Path | None, stamp: str) -> Path:
+    if out is not None:
+        return out.parent / f"{out.stem}-trajectories"
+    return Path(".agentcli") / "eval" / stamp
+
+
+def _self_check(console, kind: str, results) -> bool:
+    """--oracle: every task passes; --noop: every task fails (and none is malformed)."""
+    if kind == "oracle":
+        wrong = [r.task for r in results if r.reward != 1]
+        verdict = "every task passed with its solution" if not wrong else "did not pass: " + ", ".join(wrong)
+    else:
+        wrong = [r.task for r in results if r.reward != 0 or r.status == "error"]
+        verdict = "every task failed with nothing done" if not wrong else "not failed as it should: " + ", ".join(wrong)
+    console.print(f"self-check ({kind}): {'ok' if not wrong else 'NOT OK'}: {verdict}", markup=False)
+    return not wrong

@@ -1,0 +1,201 @@
+"""What acts on a task's work dir: agentcli itself, the task's own solution (oracle), or nothing (no-op).
+
+Each agentcli run is a child process, `agentcli solve --json`, rather than a call in a worker
+thread: `solve()` turns SIGTERM into an orderly unwind with signal handlers, which Python allows
+only in the main thread; a child can be killed when a model call overruns the time limit; a
+crash stays in its task; and each worker has its own model instance, so an in-process llama.cpp
+model is never shared between threads. Starting a process costs about a second per task.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from agentcli.errors import EXIT_UNAVAILABLE, EXIT_USAGE
+from agentcli.eval.procs import Children, Finished
+from agentcli.eval.tasks import Task
+from agentcli.eval.workspace import Workspace, harness_env
+
+# A run gets the task's timeout as its own wall clock; past it plus this grace (a model reply
+# started just before the limit, closing the sandbox), the harness stops it.
+KILL_GRACE_S = 60.0
+SOLUTION_TIMEOUT_S = 120.0
+
+
+class TaskError(Exception):
+    """The task cannot be run (e.g. --oracle and no solution.sh): reported for that task alone."""
+
+
+@dataclass
+class AgentRun:
+    """How the agent's part of a task went, before the tests."""
+
+    status: str  # finished | failed | interrupted | error | timeout
+    reason: str = ""
+    steps: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+    exit_code: int | None = None
+    fatal: str = ""  # set when no later task can run either (e.g. the model is unavailable)
+    stopped: bool = False  # the eval is being interrupted
+
+
+@dataclass
+class RunConfig:
+    """The settings every task of an eval runs with."""
+
+    timeout: float = 300.0
+    model: str = ""
+    sandbox: str = ""
+    max_steps: int | None = None
+    api_base: str = ""
+    extra_args: list[str] = field(default_factory=list)
+
+
+class Runner(Protocol):
+    name: str
+
+    def run(self, task: Task, ws: Workspace, children: Children, out_dir: Path) -> AgentRun: ...
+
+
+class NoopRunner:
+    """An agent that does nothing: every task of a sound suite must fail."""
+
+    name = "noop"
+
+    def __init__(self, config: RunConfig):
+        self.config = config
+
+    def run(self, task: Task, ws: Workspace, children: Children, out_dir: Path) -> AgentRun:
+        return AgentRun(status="finished", reason="no-op: left the work dir untouched")
+
+
+class OracleRunner:
+    """Runs the task's solution.sh in the work dir: every task of a sound suite must pass."""
+
+    name = "oracle"
+
+    def __init__(self, config: RunConfig):
+        self.config = config
+
+    def run(self, task: Task, ws: Workspace, children: Children, out_dir: Path) -> AgentRun:
+        if not task.solution.is_file():
+            raise TaskError("missing solution.sh (needed by --oracle)")
+        timeout = min(self.config.timeout, SOLUTION_TIMEOUT_S) if self.config.timeout else SOLUTION_TIMEOUT_S
+        done = children.run(
+            ["bash", str(task.solution)],
+            cwd=ws.workdir,
+            env=harness_env(),
+            timeout=timeout,
+            stdout=out_dir / "solution.log",
+        )
+        run = AgentRun(status="finished", seconds=round(done.seconds, 3), exit_code=done.returncode)
+        run.stopped = done.stopped
+        if done.timed_out:
+            run.status, run.reason = "timeout", f"solution.sh ran past {timeout:g} s"
+        elif done.returncode != 0:
+            why = last_line(out_dir / "solution.log")
+            run.status, run.reason = "failed", f"solution.sh exited {done.returncode}: {why}"
+        return run
+
+
+class AgentcliRunner:
+    """`agentcli solve --json` in the work dir, with the eval's settings as flags."""
+
+    name = "agentcli"
+
+    def __init__(self, config: RunConfig):
+        self.config = config
+
+    def argv(self, task: Task, ws: Workspace) -> list[str]:
+        c = self.config
+        argv = [sys.executable, "-m", "agentcli", "solve", "--task-file", str(task.dir / "instruction.md")]
+        argv += ["--repo", str(ws.workdir), "--json", "--quiet", "--ci"]
+        if c.timeout:
+            argv += ["--timeout", f"{c.timeout:g}"]
+        for flag, value in (("--model", c.model), ("--sandbox", c.sandbox), ("--api-base", c.api_base)):
+            if value:
+                argv += [flag, value]
+        if c.max_steps is not None:
+            argv += ["--max-steps", str(c.max_steps)]
+        return argv + c.extra_args
+
+    def run(self, task: Task, ws: Workspace, children: Children, out_dir: Path) -> AgentRun:
+        done = children.run(
+            self.argv(task, ws),
+            cwd=ws.workdir,
+            env=harness_env(),
+            timeout=self.config.timeout + KILL_GRACE_S if self.config.timeout else None,
+            stdout=out_dir / "agent.jsonl",
+            stderr=out_dir / "agent.log",
+        )
+        run = from_result_event(read_result(out_dir / "agent.jsonl"), done)
+        if run.status == "error" and not run.reason:
+            run.reason = last_line(out_dir / "agent.log") or f"agentcli exited {done.returncode}"
+        if done.returncode == EXIT_UNAVAILABLE:
+            run.fatal = run.reason
+        save_journal(ws.workdir, out_dir)
+        return run
+
+
+def read_result(path: Path) -> dict | None:
+    """The `result` event of a JSON Lines event stream, if the run got that far."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "result":
+            return event
+    return None
+
+
+def from_result_event(result: dict | None, done: Finished) -> AgentRun:
+    run = AgentRun(status="error", seconds=round(done.seconds, 3), exit_code=done.returncode, stopped=done.stopped)
+    if result is not None:
+        run.status = str(result.get("status", "error"))
+        run.reason = str(result.get("reason", ""))
+        for name in ("steps", "tokens_in", "tokens_out"):
+            setattr(run, name, int(result.get(name) or 0))
+        run.cost = float(result.get("cost") or 0.0)
+    if done.timed_out:
+        run.status, run.reason = "timeout", f"stopped by the harness after {done.seconds:.0f} s"
+    elif result is None and done.returncode == EXIT_USAGE:
+        run.reason = "usage error"
+    return run
+
+
+def save_journal(workdir: Path, out_dir: Path) -> None:
+    """Move agentcli's session records out of the work dir into the trajectory folder.
+
+    The tests then see only what the agent did to the repository, not agentcli's bookkeeping.
+    """
+    records = workdir / ".agentcli"
+    sessions = records / "sessions"
+    if sessions.is_dir():
+        for session in sorted(p for p in sessions.iterdir() if p.is_dir()):
+            shutil.copytree(session, out_dir / "session", dirs_exist_ok=True, symlinks=True)
+    shutil.rmtree(records, ignore_errors=True)
+
+
+def last_line(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+RUNNERS = {"agentcli": AgentcliRunner, "oracle": OracleRunner, "noop": NoopRunner}

@@ -1,0 +1,123 @@
+"""Per-task results and the results file: JSON, written after every task, read back by --resume."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.errors import UsageError
+
+SCHEMA_VERSION = 1
+SCORED = ("passed", "failed")  # a task with one of these statuses is done; --resume skips it
+
+
+@dataclass
+class TaskResult:
+    task: str
+    status: str  # passed | failed | error
+    reward: int = 0
+    tests_passed: int = 0
+    tests_total: int = 0
+    test_share: float = 0.0
+    agent_status: str = ""  # finished | failed | interrupted | error | timeout
+    reason: str = ""
+    steps: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    agent_seconds: float = 0.0
+    test_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    difficulty: str = ""
+    category: str = ""
+    trajectory: str = ""
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TaskResult:
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class RunInfo:
+    """What an eval ran with: results of different runs must not be mixed by --resume."""
+
+    agent: str
+    model: str = ""
+    suite: str = ""
+    sandbox: str = ""
+    timeout: float = 0.0
+    max_steps: int | None = None
+    workers: int = 1
+    trajectories: str = ""
+    started: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+
+
+def summarize(results: list[TaskResult]) -> dict[str, Any]:
+    solved = [r for r in results if r.reward == 1]
+    n = len(results)
+
+    def mean(values: list[float]) -> float:
+        return round(sum(values) / len(values), 3) if values else 0.0
+
+    return {
+        "tasks": n,
+        "solved": len(solved),
+        "solve_rate": round(len(solved) / n, 4) if n else 0.0,
+        "mean_test_share": mean([r.test_share for r in results]),
+        "errors": sum(1 for r in results if r.status == "error"),
+        # Per solved task, as the targets are stated.
+        "solved_mean_steps": mean([r.steps for r in solved]),
+        "solved_mean_tokens": mean([r.tokens for r in solved]),
+        "solved_mean_seconds": mean([r.agent_seconds for r in solved]),
+        "total_seconds": round(sum(r.wall_seconds for r in results), 1),
+    }
+
+
+def document(info: RunInfo, results: list[TaskResult], *, interrupted: bool = False) -> dict[str, Any]:
+    ordered = sorted(results, key=lambda r: r.task)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        **dataclasses.asdict(info),
+        "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "complete": not interrupted,
+        "summary": summarize(ordered),
+        "tasks": [r.to_dict() for r in ordered],
+    }
+
+
+def write(path: Path, info: RunInfo, results: list[TaskResult], *, interrupted: bool = False) -> None:
+    """Atomically: a reader (or a kill mid-write) never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(document(info, results, interrupted=interrupted), indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def load_done(path: Path, info: RunInfo) -> list[TaskResult]:
+    """The scored tasks of an earlier run of the same agent and model, for --resume."""
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text())
+        tasks = [TaskResult.from_dict(t) for t in data.get("tasks", [])]
+    except (OSError, json.JSONDecodeError, TypeError, AttributeError) as e:
+        raise UsageError(f"cannot resume from {path}: not an eval results file ({e})") from None
+    for key in ("agent", "model"):
+        if str(data.get(key, "")) != str(getattr(info, key)):
+            raise UsageError(
+                f"cannot resume from {path}: it holds a run with {key} {data.get(key)!r}, not {getattr(info, key)!r}"
+            )
+    return [t for t in tasks if t.status in SCORED]

@@ -1,0 +1,73 @@
+"""One task end to end: fresh work dir, the agent, the tests, the score, the trajectory."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from agentcli.eval.agents import AgentRun, Runner, TaskError
+from agentcli.eval.procs import Children, Stopping
+from agentcli.eval.results import TaskResult
+from agentcli.eval.scoring import TEST_TIMEOUT_S, run_tests
+from agentcli.eval.tasks import Task
+from agentcli.eval.workspace import changes_patch, install_tests, prepare
+
+
+def run_task(
+    task: Task, runner: Runner, children: Children, trajectories: Path, test_timeout: float = TEST_TIMEOUT_S
+) -> tuple[TaskResult, AgentRun | None]:
+    """Run and score one task; its records go to `trajectories/<task id>/`.
+
+    Raises `Stopping` when the eval is interrupted meanwhile: a half-run task has no result.
+    """
+    started = time.monotonic()
+    out_dir = trajectories / task.id
+    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir.mkdir(parents=True)
+    result = TaskResult(task=task.id, status="error", difficulty=task.difficulty, category=task.category)
+    result.trajectory = str(out_dir)
+    if task.problem:
+        result.reason = f"malformed task: {task.problem}"
+        return _finish(result, out_dir, started), None
+    tmp = Path(tempfile.mkdtemp(prefix=f"agentcli-eval-{task.id}-"))
+    agent: AgentRun | None = None
+    try:
+        ws = prepare(task.repo, tmp)
+        agent = runner.run(task, ws, children, out_dir)
+        if agent.stopped:
+            raise Stopping()
+        _record_agent(result, agent)
+        install_tests(task.tests, ws)
+        tests = run_tests(children, ws.workdir, ws.tests, out_dir, test_timeout)
+        if children.stopping.is_set():
+            raise Stopping()
+        (out_dir / "changes.patch").write_text(changes_patch(ws))
+        result.reward, result.tests_passed, result.tests_total = tests.reward, tests.passed, tests.total
+        result.test_share, result.test_seconds = tests.share, tests.seconds
+        result.status = "passed" if tests.reward else "failed"
+        if tests.note:
+            result.reason = f"{tests.note}; {result.reason}" if result.reason else tests.note
+    except Stopping:
+        raise
+    except TaskError as e:
+        result.reason = str(e)
+    except Exception as e:  # a failed copy or git call while preparing, for instance: this task only
+        result.reason = f"harness: {type(e).__name__}: {e}"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return _finish(result, out_dir, started), agent
+
+
+def _record_agent(result: TaskResult, agent: AgentRun) -> None:
+    result.agent_status, result.reason = agent.status, agent.reason
+    result.steps, result.tokens_in, result.tokens_out = agent.steps, agent.tokens_in, agent.tokens_out
+    result.cost, result.agent_seconds = agent.cost, agent.seconds
+
+
+def _finish(result: TaskResult, out_dir: Path, started: float) -> TaskResult:
+    result.wall_seconds = round(time.monotonic() - started, 3)
+    (out_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    return result

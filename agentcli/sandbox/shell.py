@@ -15,6 +15,7 @@ import os
 import re
 import secrets
 import select
+import shlex
 import signal
 import subprocess
 import time
@@ -136,36 +137,39 @@ class PersistentShell:
         control_inside: str,
         *,
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        scratch_inside: str | None = None,
+        oom_note: str | None = None,
     ):
+        """`scratch_inside`: a private directory for the shell's own files, best on a tmpfs (default:
+        beside the commands). `oom_note`: inside a container with a memory cgroup, report kills by
+        its OOM killer with this reason (e.g. "killed: out of memory (limit 4096 MiB)")."""
         self._start_transport = start_transport
         self.control_host = control_host
         self.control_inside = control_inside.rstrip("/")
+        self.scratch_inside = (scratch_inside or f"{self.control_inside}/.shell").rstrip("/")
         self.output_limit = output_limit
+        self.oom_note = oom_note
         self._token = secrets.token_hex(8)
         self._transport: ShellTransport | None = None
         self._count = 0
         self.restarts = 0
+        self._fifo: Path | None = None
         self._interrupt_fd: int | None = None
 
     def start(self) -> None:
         self.control_host.mkdir(parents=True, exist_ok=True)
-        self._open_interrupt_fifo()
-        self._transport = self._start_transport()
-        init = resources.files("agentcli.sandbox").joinpath("shell_init.sh").read_text()
-        init = init.replace("__AC_CTL__", self.control_inside)
-        self._transport.write(init.encode() + b"\n")
+        self._launch()
         # A first round trip proves the shell is up and has read the bootstrap.
         probe = self.run("true", timeout=30)
         if probe.exit_code != 0:
             raise RuntimeError(f"the sandbox shell did not start: {probe.output.strip()[:200]}")
 
     def close(self) -> None:
+        self._stop_watchdog()
         if self._transport is not None:
             self._transport.close()
             self._transport = None
-        if self._interrupt_fd is not None:
-            os.close(self._interrupt_fd)
-            self._interrupt_fd = None
+        self._close_fifo()
 
     def run(self, command: str, timeout: float | None = None) -> Observation:
         if self._transport is None:
@@ -178,29 +182,32 @@ class PersistentShell:
         ctl = self.control_inside
         sentinel = f"__AC_{self._token}_{cid}"
         check = 1 if "\n" in command.strip() else 0
+        # The subshell is forked at top level so that the command sees none of the helpers' locals.
         line = (
-            f"__ac_launch {cid} {seconds} {check} && wait \"$__ac_pid\"; __ac_ec=$?; "
-            f'__ac_after {cid} && . "{ctl}/{cid}.state" 2>/dev/null; '
-            f"printf '\\n{sentinel} %d\\n' \"$__ac_ec\"\n"
+            f"__ac_pre {cid} {check} && {{ ( trap __ac_save EXIT; . {shlex.quote(f'{ctl}/{cid}.sh')}; ) "
+            f"</dev/null >>{shlex.quote(f'{ctl}/{cid}.out')} 2>&1 & __ac_post {cid} {seconds} $!; }}; "
+            '[ -z "$__ac_reload" ] || { __ac_forget; . "$__ac_tmp/state" 2>/dev/null; }; '
+            f'builtin printf \'\\n{sentinel} %d %s\\n\' "$__ac_ec" "$__ac_flags"\n'
         )
         started = time.monotonic()
         deadline = started + (seconds or 86400 * 365) + SHELL_GRACE
-        self._drain_interrupts()
         self._transport.write(line.encode())
         try:
-            exit_code = self._await_sentinel(sentinel, deadline)
+            answer = self._await_sentinel(sentinel, deadline)
         except KeyboardInterrupt:
             self._interrupt(sentinel)
             raise
         duration = time.monotonic() - started
         out = OutputFile(self.control_host / f"{cid}.out", f"{ctl}/{cid}.out")
         killed_reason = None
-        if exit_code is None:
+        if answer is None:
             killed_reason = "the shell stopped answering and was restarted; cwd and variables were reset"
             self._restart()
-            exit_code = -1
-        for suffix in (".state", ".state.vars"):
-            (self.control_host / f"{cid}{suffix}").unlink(missing_ok=True)
+            exit_code, flags = -1, ""
+        else:
+            exit_code, flags = answer
+            if "oom" in flags.split(","):
+                killed_reason = self.oom_note or "killed: out of memory"
         timed_out = (self.control_host / f"{cid}.timeout").exists()
         text, total, truncated = read_head_tail(out.host, self.output_limit)
         # Multi-line commands are checked with `bash -n` first; a single line that fails to parse never starts.
@@ -220,7 +227,8 @@ class PersistentShell:
             killed_reason=killed_reason,
         )
 
-    def _await_sentinel(self, sentinel: str, deadline: float) -> int | None:
+    def _await_sentinel(self, sentinel: str, deadline: float) -> tuple[int, str] | None:
+        """(exit code, flags) from the sentinel line; None if the shell died or the deadline passed."""
         assert self._transport is not None
         prefix = sentinel.encode() + b" "
         while True:
@@ -228,34 +236,61 @@ class PersistentShell:
             if line is None or line == b"":
                 return None
             if line.startswith(prefix):
+                code, _, flags = line[len(prefix) :].decode(errors="replace").strip().partition(" ")
                 try:
-                    return int(line[len(prefix) :].strip())
+                    return int(code), flags.strip()
                 except ValueError:
                     return None
 
-    def _open_interrupt_fifo(self) -> None:
-        # The shell's watchdog reads this FIFO; both sides open it read-write so neither blocks.
-        path = self.control_host / "interrupt"
-        try:
-            if not path.exists():
-                os.mkfifo(path)
-            self._interrupt_fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
-        except OSError:
-            self._interrupt_fd = None  # interrupts then restart the shell instead
+    def _launch(self) -> None:
+        """Start a bash and send it the bootstrap, with a fresh watchdog FIFO."""
+        self._open_fifo()
+        self._transport = self._start_transport()
+        fifo = f"{self.control_inside}/{self._fifo.name}" if self._fifo is not None else ""
+        names = {
+            "__AC_CTL__": self.control_inside,
+            "__AC_TMP__": self.scratch_inside,
+            "__AC_FIFO__": fifo,
+            "__AC_OOM__": "1" if self.oom_note else "",
+        }
+        init = resources.files("agentcli.sandbox").joinpath("shell_init.sh").read_text()
+        for name, value in names.items():
+            init = init.replace(name, shlex.quote(value))
+        self._transport.write(init.encode() + b"\n")
 
-    def _drain_interrupts(self) -> None:
-        """Drop an interrupt that arrived after its command had already finished."""
-        if self._interrupt_fd is None:
-            return
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self._interrupt_fd, 4096):
-                pass
+    def _open_fifo(self) -> None:
+        # Each shell gets its own FIFO, so a watchdog left by a dead shell never reads the new one's lines.
+        # Both sides open it read-write, so neither blocks and it never reaches end of file.
+        self._close_fifo()
+        path = self.control_host / f"watchdog.{self.restarts}"
+        try:
+            path.unlink(missing_ok=True)
+            os.mkfifo(path, 0o600)
+            self._interrupt_fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+            self._fifo = path
+        except OSError:
+            self._fifo = None  # the shell then makes a private pipe; interrupts restart the shell instead
+
+    def _stop_watchdog(self) -> None:
+        """Tell the shell's watchdog to kill the running command, if any, and leave."""
+        if self._interrupt_fd is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._interrupt_fd, b"exit\n")
+
+    def _close_fifo(self) -> None:
+        if self._interrupt_fd is not None:
+            os.close(self._interrupt_fd)
+            self._interrupt_fd = None
+        if self._fifo is not None:
+            self._fifo.unlink(missing_ok=True)
+            self._fifo = None
 
     def _interrupt(self, sentinel: str) -> None:
         """Ctrl-C: stop the running command's process group and keep the shell, or restart it."""
         try:
             if self._interrupt_fd is not None:
-                os.write(self._interrupt_fd, b"interrupt\n")
+                with contextlib.suppress(OSError):
+                    os.write(self._interrupt_fd, b"interrupt\n")
                 # The watchdog sends SIGINT, then SIGKILL two seconds later; then the sentinel comes.
                 if self._await_sentinel(sentinel, time.monotonic() + 5) is not None:
                     return
@@ -264,13 +299,12 @@ class PersistentShell:
             self._restart()
 
     def _restart(self) -> None:
+        self._stop_watchdog()
         if self._transport is not None:
             self._transport.close()
             self._transport = None
         self.restarts += 1
-        self._transport = self._start_transport()
-        init = resources.files("agentcli.sandbox").joinpath("shell_init.sh").read_text()
-        self._transport.write(init.replace("__AC_CTL__", self.control_inside).encode() + b"\n")
+        self._launch()
 
 
 def read_head_tail(path: Path, limit: int) -> tuple[str, int, bool]:

@@ -182,10 +182,12 @@ class PersistentShell:
         ctl = self.control_inside
         sentinel = f"__AC_{self._token}_{cid}"
         check = 1 if "\n" in command.strip() else 0
-        # The subshell is forked at top level so that the command sees none of the helpers' locals.
+        # The subshell is forked at top level so that the command sees none of the helpers' locals,
+        # and without the watchdog's FIFO, which is not the command's business.
+        script, out_inside = shlex.quote(f"{ctl}/{cid}.sh"), shlex.quote(f"{ctl}/{cid}.out")
         line = (
-            f"__ac_pre {cid} {check} && {{ ( trap __ac_save EXIT; . {shlex.quote(f'{ctl}/{cid}.sh')}; ) "
-            f"</dev/null >>{shlex.quote(f'{ctl}/{cid}.out')} 2>&1 & __ac_post {cid} {seconds} $!; }}; "
+            f"__ac_pre {cid} {check} && {{ ( exec {{__ac_wdfd}}>&-; trap __ac_save EXIT; . {script}; ) "
+            f"</dev/null >>{out_inside} 2>&1 & __ac_post {cid} {seconds} $!; }}; "
             '[ -z "$__ac_reload" ] || { __ac_forget; . "$__ac_tmp/state" 2>/dev/null; }; '
             f'builtin printf \'\\n{sentinel} %d %s\\n\' "$__ac_ec" "$__ac_flags"\n'
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.sandbox.factory import docker_ready as docker_engine_up
 from agentcli.sandbox.local import BwrapSandbox, HostSandbox, bwrap_available
 
 GIT_ENV = {
@@ -68,16 +69,60 @@ BACKENDS = [
             pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not installed or cannot run here"),
         ],
     ),
+    pytest.param(
+        "docker",
+        id="docker",
+        marks=[
+            pytest.mark.docker,
+            pytest.mark.skipif(not docker_engine_up(), reason="no Docker engine answers here"),
+        ],
+    ),
 ]
 
 
+def containers_of_session(session_id: str) -> list[str]:
+    """Ids of containers, in any state, that the engine has for this agentcli session."""
+    import docker
+
+    client = docker.from_env()
+    try:
+        found = client.api.containers(all=True, filters={"label": f"org.agentcli.session={session_id}"})
+    finally:
+        client.close()
+    return [c["Id"] for c in found]
+
+
 @pytest.fixture(params=BACKENDS)
-def sandbox(request, tmp_path: Path):
-    repo = tmp_path / "work"
-    repo.mkdir()
-    box = request.param(repo, repo / ".agentcli" / "commands")
-    with box:
-        yield box
+def sandbox_factory(request, tmp_path: Path):
+    """Make (not start) a sandbox of each backend over a fresh directory; each is closed afterwards
+    and, for Docker, the engine is asked that no container of its session remains."""
+    made = []
+
+    def make(**kwargs):
+        repo = tmp_path / f"work{len(made) or ''}"
+        repo.mkdir()
+        control = repo / ".agentcli" / "commands"
+        if request.param == "docker":
+            from agentcli.sandbox.docker import DockerSandbox
+
+            box = DockerSandbox(repo, control, **kwargs)
+        else:
+            box = request.param(repo, control, **kwargs)
+        made.append(box)
+        return box
+
+    yield make
+    for box in made:
+        box.close()
+        if request.param == "docker":
+            assert containers_of_session(box.session_id) == [], "a container of this test was left behind"
+
+
+@pytest.fixture
+def sandbox(sandbox_factory):
+    box = sandbox_factory()
+    box.start()
+    return box
 
 
 REQUIRED = {c for c in os.environ.get("AGENTCLI_REQUIRE_COMPONENTS", "").split(",") if c}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.sandbox.factory import docker_ready
 from agentcli.sandbox.local import bwrap_available
 from tests.conftest import FIX_REPLIES, git
 
@@ -55,6 +56,10 @@ SANDBOXES = [
     pytest.param(
         "bwrap",
         marks=[pytest.mark.bwrap, pytest.mark.skipif(not bwrap_available(), reason="bubblewrap not usable here")],
+    ),
+    pytest.param(
+        "docker",
+        marks=[pytest.mark.docker, pytest.mark.skipif(not docker_ready(), reason="no Docker engine answers here")],
     ),
 ]
 
@@ -171,3 +176,13 @@ def test_help_does_not_import_heavy_modules(tmp_path: Path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0 and out.stdout.strip() == ""
+
+
+def test_done_without_any_change_is_questioned_once(failing_repo: Path, write_replies):
+    replies = ["```bash\ncat calc.py\n```", "DONE: looked at it", "DONE: nothing to change"]
+    result = agentcli(
+        "solve", "check calc.py", "--model", write_replies(replies), "--sandbox", "host", "--json", cwd=failing_repo
+    )
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.returncode == 0 and events[-1]["steps"] == 3
+    assert any("No file in the repository has changed" in e.get("message", "") for e in events)

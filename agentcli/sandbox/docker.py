@@ -1,0 +1,433 @@
+"""The Docker sandbox: one container per session, the repository at /workspace, the persistent shell inside.
+
+The container idles; the session's bash is one `docker exec` whose stdin and stdout travel over the
+engine's attach socket (demultiplexed here), so a command costs a round trip through that socket and
+no process start in the engine. Commands run as the repository owner's uid:gid, without network,
+capabilities or new privileges, on a read-only root with tmpfs /tmp and home, within memory, CPU,
+pid and file-size limits. The container is removed when the sandbox closes; one left by a killed
+run is removed by the next run (see `containers.prune_orphans`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import select
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentcli.errors import ComponentUnavailable, UsageError
+from agentcli.sandbox.accounts import HOME, accounts_for, image_files, write_accounts
+from agentcli.sandbox.base import host_path
+from agentcli.sandbox.containers import owner_labels, prune_orphans, remove_container
+from agentcli.sandbox.local import BASH, Limits, ShellSandbox
+from agentcli.sandbox.shell import DEFAULT_OUTPUT_LIMIT
+
+if TYPE_CHECKING:
+    from docker import APIClient, DockerClient
+
+WORKDIR = "/workspace"
+# Where the command files are when the control directory is not inside the repository.
+CONTROL_ELSEWHERE = "/run/agentcli/commands"
+# The shell's own scratch files: a tmpfs of their own, so a full /tmp cannot cut its saved state.
+SCRATCH = "/dev/shm/.agentcli-shell"
+TMPFS = {
+    "/tmp": "rw,exec,nosuid,nodev,mode=1777,size=512m",
+    HOME: "rw,exec,nosuid,nodev,mode=1777,size=512m",
+}
+# The container's first process (under docker-init) only waits, reading a pipe that never ends: it
+# needs nothing but bash, and it runs as root (without capabilities) so the agent cannot kill it.
+IDLE = ["bash", "-c", "exec 3<> <(:); read -r -u 3"]
+
+
+def engine_available() -> bool:
+    """An engine answers here (a ping); never raises."""
+    try:
+        import docker
+    except ImportError:
+        return False
+    try:
+        client = docker.from_env(timeout=5)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except Exception:
+        return False
+    return True
+
+
+class DockerTransport:
+    """A bash started with `docker exec`, stdin and stdout over the engine's attach socket.
+
+    Without a tty the engine multiplexes the output: frames of an 8-byte header (stream: 1 stdout,
+    2 stderr; then a big-endian length) and that many bytes. Stdout carries the sentinels; stderr
+    (the shell's own complaints) goes to a log file.
+    """
+
+    def __init__(
+        self,
+        api: APIClient,
+        container: str,
+        *,
+        user: str,
+        environment: dict[str, str],
+        workdir: str,
+        stderr_path: Path,
+    ):
+        self._api = api
+        self.exec_id = api.exec_create(
+            container,
+            BASH,
+            stdin=True,
+            stdout=True,
+            stderr=True,
+            tty=False,
+            user=user,
+            environment=[f"{k}={v}" for k, v in environment.items()],
+            workdir=workdir,
+        )["Id"]
+        self._response = api.exec_start(self.exec_id, socket=True)
+        # Over a unix socket the SDK hands back a SocketIO; the socket itself is what select needs.
+        self._sock: socket.socket = getattr(self._response, "_sock", self._response)
+        self._stderr = open(stderr_path, "ab")  # noqa: SIM115 - lives as long as the exec
+        self._frames = b""
+        self._stdout = b""
+        self._eof = False
+
+    def write(self, data: bytes) -> None:
+        try:
+            self._sock.sendall(data)
+        except OSError:
+            self._eof = True  # the exec ended; read_line reports it
+
+    def read_line(self, deadline: float) -> bytes | None:
+        while b"\n" not in self._stdout:
+            if self._eof:
+                return b""
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            pending = getattr(self._sock, "pending", lambda: 0)()  # TLS buffers what select cannot see
+            if not pending and not select.select([self._sock], [], [], remaining)[0]:
+                continue
+            try:
+                chunk = self._sock.recv(65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._eof = True
+                continue
+            self._frames += chunk
+            self._demultiplex()
+        line, _, self._stdout = self._stdout.partition(b"\n")
+        return line + b"\n"
+
+    def _demultiplex(self) -> None:
+        frames = self._frames
+        while len(frames) >= 8:
+            size = int.from_bytes(frames[4:8], "big")
+            if len(frames) < 8 + size:
+                break
+            payload = frames[8 : 8 + size]
+            if frames[0] == 2:
+                self._stderr.write(payload)
+                self._stderr.flush()
+            else:
+                self._stdout += payload
+            frames = frames[8 + size :]
+        self._frames = frames
+
+    def host_pid(self) -> int | None:
+        """The exec's process as the host numbers it, while it runs."""
+        with contextlib.suppress(Exception):
+            info = self._api.exec_inspect(self.exec_id)
+            if info.get("Running") and info.get("Pid"):
+                return int(info["Pid"])
+        return None
+
+    def exit_code(self) -> int | None:
+        with contextlib.suppress(Exception):
+            return self._api.exec_inspect(self.exec_id).get("ExitCode")
+        return None
+
+    def close(self) -> None:
+        """End this bash (its stdin closes; a shell stuck in a command is killed) but not the container."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_WR)
+        pid = self.host_pid()
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for closable in (self._sock, self._response):
+            with contextlib.suppress(Exception):
+                closable.close()
+        self._stderr.close()
+
+
+class DockerSandbox(ShellSandbox):
+    """One container per session; see the module's docstring."""
+
+    name = "docker"
+
+    def __init__(
+        self,
+        repo: Path,
+        control_dir: Path,
+        *,
+        limits: Limits | None = None,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        image: str = "",
+        notify: Callable[[str], None] | None = None,
+    ):
+        limits = limits or Limits()
+        for field in ("memory_mb", "cpus", "pids", "file_size_mb"):
+            if not getattr(limits, field) > 0:
+                raise UsageError(f"{field} must be positive, got {getattr(limits, field)!r}")
+        super().__init__(repo, control_dir, limits=limits, output_limit=output_limit)
+        self.workdir = WORKDIR
+        self.image = image
+        self.notify = notify or (lambda message: None)
+        owner = self.repo.stat()
+        self.uid, self.gid = owner.st_uid, owner.st_gid
+        self.session_id = _session_id(control_dir)
+        self.container_name = f"agentcli-{self.session_id}-{secrets.token_hex(2)}"
+        self.container_id: str | None = None
+        self.image_id: str | None = None
+        self.shell.oom_note = f"killed: out of memory (limit {self.limits.memory_mb} MiB)"
+        self._client: DockerClient | None = None
+        self._environment: dict[str, str] = {}
+        self._user = f"{self.uid}:{self.gid}"
+
+    # -- paths ---------------------------------------------------------------------------------------
+
+    def _inside(self, path: Path) -> str:
+        try:
+            relative = path.resolve().relative_to(self.repo)
+        except ValueError:
+            return CONTROL_ELSEWHERE
+        return f"{WORKDIR}/{relative.as_posix()}" if relative.parts else WORKDIR
+
+    def _scratch(self) -> str | None:
+        return SCRATCH
+
+    def _in_workspace(self, path: str) -> bool:
+        return not path.startswith("/") or path == WORKDIR or path.startswith(WORKDIR + "/")
+
+    def read_file(self, path: str) -> str:
+        if self._in_workspace(path):
+            return host_path(self.repo, self.workdir, path).read_text(errors="replace")
+        return self._exec(["cat", "--", path]).decode(errors="replace")
+
+    def write_file(self, path: str, content: str) -> None:
+        if not self._in_workspace(path):
+            self._exec(["sh", "-c", 'cat > "$1"', "sh", path], stdin=content.encode())
+            return
+        target = host_path(self.repo, self.workdir, path)
+        created = [p for p in [target.parent, *target.parent.parents] if not p.exists()]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content)
+        if os.geteuid() == 0 and self.uid != 0:  # what the agent writes belongs to the repository's owner
+            for made in [target, *created]:
+                with contextlib.suppress(OSError):
+                    os.chown(made, self.uid, self.gid)
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        from agentcli.sandbox.images import docker_client
+
+        self._client = docker_client()
+        api = self._client.api
+        removed = prune_orphans(api)
+        if removed:
+            self.notify(f"removed {len(removed)} sandbox container(s) left by ended sessions")
+        self.image_id = self._resolve_image(api)
+        try:
+            self._create(api, self.image_id)
+            self.shell.start()
+        except BaseException as error:
+            self._remove()
+            if isinstance(error, RuntimeError):
+                raise ComponentUnavailable(
+                    f"the sandbox shell did not start in {self.image or 'the sandbox image'}: {error} "
+                    "(--image needs an image with bash)"
+                ) from None
+            raise
+
+    def close(self) -> None:
+        try:
+            self.shell.close()
+        finally:
+            self._remove()
+
+    def _resolve_image(self, api: APIClient) -> str:
+        from docker.errors import ImageNotFound
+
+        if self.image:
+            try:
+                return api.inspect_image(self.image)["Id"]
+            except ImageNotFound:
+                raise ComponentUnavailable(
+                    f"image {self.image!r} is not available locally: pull or build it first "
+                    f"(docker pull {self.image}), or leave --image empty for agentcli's own"
+                ) from None
+        from agentcli.sandbox.images import ensure_image, image_tag
+
+        tag = image_tag()
+        with contextlib.suppress(ImageNotFound):
+            return api.inspect_image(tag)["Id"]
+        self.notify(f"building the sandbox image {tag} (once; `agentcli sandbox build` does it ahead of time)")
+
+        def progress(kind: str, text: str) -> None:
+            if kind == "stage":
+                self.notify(text)
+
+        result = ensure_image(progress=progress, client=self._client)
+        return api.inspect_image(result.tag)["Id"]
+
+    def _create(self, api: APIClient, image_id: str) -> None:
+        from docker.types import Ulimit
+
+        self.control_dir.mkdir(parents=True, exist_ok=True)
+        binds: dict[str, dict[str, str]] = {str(self.repo): {"bind": WORKDIR, "mode": "rw"}}
+        if self._inside(self.control_dir) == CONTROL_ELSEWHERE:
+            binds[str(self.control_dir.resolve())] = {"bind": CONTROL_ELSEWHERE, "mode": "rw"}
+        name, email = git_identity(self.repo)
+        accounts = accounts_for(*image_files(api, image_id), self.uid, self.gid, gecos=name)
+        if accounts.passwd is not None or accounts.group is not None:
+            etc = self.control_dir / ".accounts"
+            etc.mkdir(exist_ok=True)
+            for host, inside in write_accounts(accounts, etc).items():
+                binds[host] = {"bind": inside, "mode": "ro"}
+        self._environment = {
+            "HOME": HOME,
+            "USER": accounts.name,
+            "LOGNAME": accounts.name,
+            "EMAIL": email,  # git's default address (the repository's own config still wins)
+            "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ litter in the user's tree
+        }
+        limits = self.limits
+        file_size = limits.file_size_mb * 1024 * 1024
+        host_config = api.create_host_config(
+            binds=binds,
+            network_mode="bridge" if limits.network else "none",
+            mem_limit=f"{limits.memory_mb}m",
+            memswap_limit=f"{limits.memory_mb}m",  # the same as memory: no swap
+            nano_cpus=int(limits.cpus * 1e9),
+            pids_limit=limits.pids,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            read_only=True,
+            tmpfs=dict(TMPFS),
+            init=True,
+            ulimits=[Ulimit(name="fsize", soft=file_size, hard=file_size)],
+        )
+        created = api.create_container(
+            image_id,
+            command=IDLE,
+            user="0:0",
+            working_dir=WORKDIR,
+            hostname="sandbox",
+            labels=owner_labels(self.session_id),
+            environment=[],
+            host_config=host_config,
+            name=self.container_name,
+        )
+        self.container_id = created["Id"]
+        api.start(self.container_id)
+
+    def _start_transport(self) -> DockerTransport:
+        assert self._client is not None and self.container_id is not None
+        if os.geteuid() == 0 and self.uid != 0:
+            # Created here as root; the container's user writes outputs and markers there.
+            for path in [self.control_dir, *self.control_dir.glob("watchdog.*")]:
+                with contextlib.suppress(OSError):
+                    os.chown(path, self.uid, self.gid)
+        return DockerTransport(
+            self._client.api,
+            self.container_id,
+            user=self._user,
+            environment=self._environment,
+            workdir=WORKDIR,
+            stderr_path=self.control_dir / "shell.log",
+        )
+
+    def _remove(self) -> None:
+        """Remove the container, even one whose creation was interrupted before its id came back."""
+        if self._client is None:
+            return
+        with contextlib.suppress(Exception):
+            remove_container(self._client.api, self.container_id or self.container_name)
+        self.container_id = None
+        with contextlib.suppress(Exception):
+            self._client.close()
+        self._client = None
+
+    def _exec(self, argv: list[str], stdin: bytes | None = None) -> bytes:
+        """Run one program in the container (as the session's user) and return its stdout."""
+        assert self._client is not None and self.container_id is not None
+        api = self._client.api
+        exec_id = api.exec_create(
+            self.container_id, argv, stdin=stdin is not None, user=self._user, environment=self._environment
+        )["Id"]
+        if stdin is None:
+            output: Any = api.exec_start(exec_id, demux=True)
+            out, err = output
+        else:
+            transport_sock = api.exec_start(exec_id, socket=True)
+            raw = getattr(transport_sock, "_sock", transport_sock)
+            raw.sendall(stdin)
+            raw.shutdown(socket.SHUT_WR)
+            out, err = _drain(raw)
+            transport_sock.close()
+        code = api.exec_inspect(exec_id).get("ExitCode")
+        if code:
+            raise OSError(f"{argv[0]} failed in the sandbox ({code}): {(err or b'').decode(errors='replace').strip()}")
+        return out or b""
+
+
+def _drain(sock: socket.socket) -> tuple[bytes, bytes]:
+    """Read a multiplexed exec stream to its end: (stdout, stderr)."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    streams = {1: b"", 2: b""}
+    while len(data) >= 8:
+        size = int.from_bytes(data[4:8], "big")
+        streams[2 if data[0] == 2 else 1] += data[8 : 8 + size]
+        data = data[8 + size :]
+    return streams[1], streams[2]
+
+
+def _session_id(control_dir: Path) -> str:
+    """The session's id from `<repo>/.agentcli/sessions/<id>/commands`, else a fresh one."""
+    parent = control_dir.parent
+    if parent.parent.name == "sessions" and parent.name:
+        return "".join(c if c.isalnum() or c in "_.-" else "-" for c in parent.name)
+    return f"adhoc-{secrets.token_hex(3)}"
+
+
+def git_identity(repo: Path) -> tuple[str, str]:
+    """The repository's git user (name, email), for the container's defaults; agentcli's own if none."""
+    name, email = "agentcli", "agentcli@localhost"
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run(
+            ["git", "-C", str(repo), "config", "--get-regexp", r"^user\.(name|email)$"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout
+        for line in out.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "user.name" and value:
+                name = value
+            elif key == "user.email" and value:
+                email = value
+    return name, email

@@ -95,11 +95,15 @@ def list_containers(api: APIClient) -> list[SandboxContainer]:
                 owner_pid=labels.get(OWNER_PID, "?"),
                 alive=owner_alive(labels),
                 created=float(info.get("Created") or 0),
-                image=info.get("Image", "?"),
+                image=_short_image(info.get("Image", "?")),
                 state=info.get("State", "?"),
             )
         )
     return sorted(found, key=lambda c: c.created)
+
+
+def _short_image(image: str) -> str:
+    return image[7:19] if image.startswith("sha256:") else image
 
 
 def remove_container(api: APIClient, ref: str) -> bool:

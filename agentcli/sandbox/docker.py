@@ -199,6 +199,7 @@ class DockerSandbox(ShellSandbox):
         self.session_id = _session_id(control_dir)
         self.container_name = f"agentcli-{self.session_id}-{secrets.token_hex(2)}"
         self.container_id: str | None = None
+        self.image_ref: str | None = None
         self.image_id: str | None = None
         self.shell.oom_note = f"killed: out of memory (limit {self.limits.memory_mb} MiB)"
         self._client: DockerClient | None = None
@@ -248,9 +249,9 @@ class DockerSandbox(ShellSandbox):
         removed = prune_orphans(api)
         if removed:
             self.notify(f"removed {len(removed)} sandbox container(s) left by ended sessions")
-        self.image_id = self._resolve_image(api)
+        self.image_ref, self.image_id = self._resolve_image(api)
         try:
-            self._create(api, self.image_id)
+            self._create(api, self.image_ref, self.image_id)
             self.shell.start()
         except BaseException as error:
             self._remove()
@@ -267,12 +268,13 @@ class DockerSandbox(ShellSandbox):
         finally:
             self._remove()
 
-    def _resolve_image(self, api: APIClient) -> str:
+    def _resolve_image(self, api: APIClient) -> tuple[str, str]:
+        """(name, id) of the image to run: --image's, else the built-in one, built if missing."""
         from docker.errors import ImageNotFound
 
         if self.image:
             try:
-                return api.inspect_image(self.image)["Id"]
+                return self.image, api.inspect_image(self.image)["Id"]
             except ImageNotFound:
                 raise ComponentUnavailable(
                     f"image {self.image!r} is not available locally: pull or build it first "
@@ -282,7 +284,7 @@ class DockerSandbox(ShellSandbox):
 
         tag = image_tag()
         with contextlib.suppress(ImageNotFound):
-            return api.inspect_image(tag)["Id"]
+            return tag, api.inspect_image(tag)["Id"]
         self.notify(f"building the sandbox image {tag} (once; `agentcli sandbox build` does it ahead of time)")
 
         def progress(kind: str, text: str) -> None:
@@ -290,9 +292,9 @@ class DockerSandbox(ShellSandbox):
                 self.notify(text)
 
         result = ensure_image(progress=progress, client=self._client)
-        return api.inspect_image(result.tag)["Id"]
+        return result.tag, api.inspect_image(result.tag)["Id"]
 
-    def _create(self, api: APIClient, image_id: str) -> None:
+    def _create(self, api: APIClient, image: str, image_id: str) -> None:
         from docker.types import Ulimit
 
         self.control_dir.mkdir(parents=True, exist_ok=True)
@@ -330,7 +332,7 @@ class DockerSandbox(ShellSandbox):
             ulimits=[Ulimit(name="fsize", soft=file_size, hard=file_size)],
         )
         created = api.create_container(
-            image_id,
+            image,
             command=IDLE,
             user="0:0",
             working_dir=WORKDIR,

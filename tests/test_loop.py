@@ -114,8 +114,21 @@ def test_nudge_text_reaches_the_model(host):
 
 
 def test_done_with_failing_command_does_not_finish(host):
-    outcome, _ = run(["```bash\nfalse\n```\nDONE: all good", "DONE: really done"], host)
-    assert outcome.status == "finished" and outcome.summary == "really done" and outcome.steps == 2
+    # The failed command voids its DONE; a plain DONE right after a failure is questioned once.
+    outcome, events = run(["```bash\nfalse\n```\nDONE: all good", "DONE: sure", "DONE: really done"], host)
+    assert outcome.status == "finished" and outcome.summary == "really done" and outcome.steps == 3
+    assert any("last command failed" in e.message for e in events if isinstance(e, FormatError))
+
+
+def test_finish_check_objects_once(host):
+    seen: list[Event] = []
+    replies = ["```bash\ntrue\n```", "DONE: looked", "DONE: looked again"]
+    agent = Agent(ScriptedModel(replies), host, EventBus([seen.append]), finish_check=lambda: "Nothing changed.")
+    outcome = agent.run("task")
+    assert outcome.status == "finished" and outcome.steps == 3
+    assert [e.message.split("?")[1].split(".")[0].strip() for e in seen if isinstance(e, FormatError)] == [
+        "Nothing changed"
+    ]
 
 
 def test_done_before_any_command_is_questioned(host):

@@ -87,6 +87,7 @@ class Agent:
         context: Context | None = None,
         stuck: StuckDetector | None = None,
         approve: Approver | None = None,
+        finish_check: Callable[[], str | None] | None = None,
     ):
         self.model = model
         self.sandbox = sandbox
@@ -95,12 +96,15 @@ class Agent:
         self.context = context or ContextWindow(model, reply_tokens=self.limits.reply_tokens, on_event=events.emit)
         self.stuck = stuck or StuckDetector()
         self.approve = approve
+        # Asked when the model says it is done: an objection (e.g. "no file has changed") or None.
+        self.finish_check = finish_check
         self.outcome = Outcome(status="failed", reason="not started")
         self._started = 0.0
         self._format_errors = 0
         self._commands_run = 0
         self._first_step = 0
-        self._early_finish_questioned = False
+        self._questioned: set[str] = set()
+        self._last_exit_code = 0
 
     def run(self, task: str, *, context_text: str = "") -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task."""
@@ -117,6 +121,7 @@ class Agent:
         self._started = time.monotonic()
         self._format_errors = 0
         self._first_step = self.outcome.steps
+        self._questioned = set()
         try:
             while True:
                 self._check_limits()
@@ -195,16 +200,38 @@ class Agent:
         return on_token
 
     def _finish(self, parsed: ParsedReply, step: int) -> None:
-        # Small models often claim success before doing anything; ask once, then believe them.
-        if self._commands_run == 0 and not self._early_finish_questioned:
-            self._early_finish_questioned = True
-            self._format_error(
-                "You said the task is done but have not run any command. Do the task and check it, "
-                "then reply with `DONE: <what you did>`.",
-                step,
-            )
+        """Accept the model's "done", unless something says otherwise; each objection is raised once.
+
+        Small models often declare a task done after merely looking at it, or right after a failure.
+        """
+        objection = self._finish_objection()
+        if objection is not None:
+            self._format_error(objection, step)
             return
         raise _Stop("finished", "the model declared the task finished", parsed.summary)
+
+    def _finish_objection(self) -> str | None:
+        checks: list[tuple[str, Callable[[], str | None]]] = [
+            ("no-command", lambda: "You have not run any command yet." if self._commands_run == 0 else None),
+            (
+                "failed",
+                lambda: (
+                    f"Your last command failed (exit {self._last_exit_code})." if self._last_exit_code != 0 else None
+                ),
+            ),
+            ("check", self.finish_check or (lambda: None)),
+        ]
+        for name, check in checks:
+            if name in self._questioned:
+                continue
+            problem = check()
+            if problem is not None:
+                self._questioned.add(name)
+                return (
+                    f"Not done yet? {problem} If the task needs more work, continue with the next command. "
+                    "If it is really complete, reply `DONE: <what you did>` again."
+                )
+        return None
 
     def _act(self, parsed: ParsedReply, step: int) -> None:
         self._format_errors = 0
@@ -227,6 +254,7 @@ class Agent:
             self.context.add("user", "[interrupted by the user before the command finished]")
             raise
         self._commands_run += 1
+        self._last_exit_code = obs.exit_code if not obs.timed_out else 124
         self.events.emit(_finished_event(step, obs))
         self.context.add("user", format_observation(obs, notes))
         if parsed.finish_after_command and obs.ok:

@@ -100,6 +100,7 @@ class Session:
         self.settings = dataclasses.replace(settings, output_limit=limit)
         self.sandbox: Sandbox | None = None
         self._tasks = 0
+        self._checkpoint: cp.Checkpoint | None = None
 
     def notify(self, message: str) -> None:
         self.events.emit(Notice(message=message))
@@ -131,7 +132,15 @@ class Session:
 
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
-        return _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context)
+        agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context)
+        agent.finish_check = self._nothing_changed
+        return agent
+
+    def _nothing_changed(self) -> str | None:
+        """An objection to "done" when the current task has changed no file (asked once per task)."""
+        if self._checkpoint is None or cp.changed_paths(self.root, self._checkpoint):
+            return None
+        return "No file in the repository has changed yet."
 
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)
@@ -145,6 +154,7 @@ class Session:
             name = self.id if self._tasks == 1 else f"{self.id}-{self._tasks}"
             checkpoint = cp.create_checkpoint(self.root, name)
             ignored = cp.ignored_entries(self.root)
+        self._checkpoint = checkpoint
         return TaskMark(checkpoint, ignored, time.monotonic())
 
     def finish_task(

@@ -254,10 +254,13 @@ class DockerSandbox(ShellSandbox):
             self._create(api, self.image_ref, self.image_id)
             self.shell.start()
         except BaseException as error:
+            from docker.errors import DockerException
+
+            reason = self._why_not_running() if isinstance(error, (RuntimeError, DockerException)) else None
             self._remove()
-            if isinstance(error, RuntimeError):
+            if reason is not None:
                 raise ComponentUnavailable(
-                    f"the sandbox shell did not start in {self.image or 'the sandbox image'}: {error} "
+                    f"the sandbox did not start in {self.image_ref}: {reason or _one_line(error)} "
                     "(--image needs an image with bash)"
                 ) from None
             raise
@@ -361,6 +364,18 @@ class DockerSandbox(ShellSandbox):
             stderr_path=self.control_dir / "shell.log",
         )
 
+    def _why_not_running(self) -> str:
+        """Why the container stopped, as its engine or its last output line says ("" if it runs)."""
+        if self._client is None or self.container_id is None:
+            return ""
+        with contextlib.suppress(Exception):
+            api = self._client.api
+            state = api.inspect_container(self.container_id)["State"]
+            if not state.get("Running"):
+                logs = api.logs(self.container_id, tail=5).decode(errors="replace").strip().splitlines()
+                return _one_line(state.get("Error") or (logs[-1] if logs else f"exit {state.get('ExitCode')}"))
+        return ""
+
     def _remove(self) -> None:
         """Remove the container, even one whose creation was interrupted before its id came back."""
         if self._client is None:
@@ -393,6 +408,10 @@ class DockerSandbox(ShellSandbox):
         if code:
             raise OSError(f"{argv[0]} failed in the sandbox ({code}): {(err or b'').decode(errors='replace').strip()}")
         return out or b""
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())[:300]
 
 
 def _drain(sock: socket.socket) -> tuple[bytes, bytes]:

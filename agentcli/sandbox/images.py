@@ -64,12 +64,11 @@ class BuildResult:
 
 
 def context_dir() -> Path:
-    """The build context of the default image: `sandbox_images/default` beside the package."""
-    path = Path(__file__).resolve().parents[2] / "sandbox_images" / "default"
+    """The build context of the default image: `sandbox_images/default`, which the package carries
+    as data (`agentcli/sandbox_images` links to the top-level directory in a source checkout)."""
+    path = Path(__file__).resolve().parents[1] / "sandbox_images" / "default"
     if not (path / "Dockerfile").is_file():
-        raise ComponentUnavailable(
-            f"the sandbox image's build files are missing ({path}): install agentcli from its source tree"
-        )
+        raise ComponentUnavailable(f"the sandbox image's build files are missing ({path}): reinstall agentcli")
     return path
 
 

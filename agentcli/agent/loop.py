@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agentcli.agent.edits import describe_change, new_content, write_command
 from agentcli.agent.observation import format_observation
 from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply
 from agentcli.agent.prompts import render
@@ -170,7 +171,7 @@ class Agent:
             self.events.emit(PlanUpdated(steps=parsed.plan))
         if parsed.finished:
             self._finish(parsed, step)
-        elif parsed.command is not None:
+        elif parsed.command is not None or parsed.file_write is not None:
             self._act(parsed, step)
         else:
             self._format_error(parsed.error or "no command found", step)
@@ -237,6 +238,9 @@ class Agent:
         self._format_errors = 0
         command = parsed.command or ""
         notes = parsed.notes
+        if parsed.file_write is not None:
+            command, edit_notes = self._file_edit(*parsed.file_write)
+            notes = [*edit_notes, *notes]
         if self.approve is not None:
             decision = self.approve(command)
             if not decision.run:
@@ -267,6 +271,15 @@ class Agent:
                 raise _Stop("failed", f"stuck: {reason}")
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
+
+    def _file_edit(self, path: str, block: str) -> tuple[str, list[str]]:
+        """Turn "a file's path and its new content" into a command that writes it, with a diff for the model."""
+        try:
+            before: str | None = self.sandbox.read_file(path)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, UnicodeDecodeError):
+            before = None
+        content, how = new_content(path, before, block)
+        return write_command(path, content), [f"{how}.", describe_change(path, before, content)]
 
     def _format_error(self, message: str, step: int) -> None:
         self._format_errors += 1

@@ -98,6 +98,8 @@ class Block:
     language: str
     body: str
     closed: bool
+    start: int = 0  # where the opening fence's line begins in the text
+    end: int = 0  # just past the closing fence
 
 
 @dataclass
@@ -111,6 +113,7 @@ class ParsedReply:
     plan: list[str] | None = None
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    file_write: tuple[str, str] | None = None  # (path, content) from a block under a file name
     # A finish marker came with a command: finish if that command succeeds.
     finish_after_command: bool = False
 
@@ -127,6 +130,7 @@ def find_blocks(text: str) -> list[Block]:
         if not opening:
             return blocks
         fence, language = opening.group(1), opening.group(2).strip().lower()
+        line_start = text.rfind("\n", 0, opening.start()) + 1
         start = opening.end() + 1
         # The closing fence stands on its own line, or ends the block's last line.
         closing = re.compile(
@@ -134,9 +138,9 @@ def find_blocks(text: str) -> list[Block]:
         )
         end = closing.search(text, start) if start <= len(text) else None
         if end is None:
-            blocks.append(Block(language, textwrap.dedent(text[start:]), closed=False))
+            blocks.append(Block(language, textwrap.dedent(text[start:]), False, line_start, len(text)))
             return blocks
-        blocks.append(Block(language, textwrap.dedent(text[start : end.start()]), closed=True))
+        blocks.append(Block(language, textwrap.dedent(text[start : end.start()]), True, line_start, end.end()))
         pos = end.end()
 
 
@@ -199,14 +203,57 @@ def _bare_command(text: str) -> str | None:
     return stripped if first in _COMMON_COMMANDS or first.startswith("./") else None
 
 
+_EXTENSIONS = (
+    "py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|bash|json|toml|yaml|yml|md|txt|"
+    "cfg|ini|csv|tsv|html|css|sql|xml|env|gitignore|dockerfile|lock|log"
+)
+_PATH = re.compile(rf"(?<![\w/.-])((?:\.?[\w-]+/)*\.?[\w.-]*\.(?:{_EXTENSIONS}))(?![\w/])", re.IGNORECASE)
+_PATH_COMMENT = re.compile(
+    rf"^\s*(?:#|//|--|<!--)\s*(?:file(?:name)?\s*:\s*)?((?:[\w.-]+/)*[\w.-]+\.(?:{_EXTENSIONS}))\s*(?:-->)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _file_target(text: str, block: Block) -> tuple[str, str] | None:
+    """(path, content) when a block is a file's content: named on the line(s) just before it, or in its first line."""
+    body = block.body
+    first, _, rest = body.partition("\n")
+    if named := _PATH_COMMENT.match(first):
+        return _safe_path(named.group(1)), rest
+    before = [line for line in text[: block.start].splitlines()[-2:] if line.strip()]
+    same_line = text[block.start : text.find("\n", block.start)] if block.start < len(text) else ""
+    for line in reversed([*before, same_line]):
+        paths = _PATH.findall(line.replace("`", " ").replace("*", " "))
+        if paths:
+            return _safe_path(paths[-1]), body
+    return None
+
+
+def _safe_path(path: str) -> str:
+    path = path.strip().removeprefix("./")
+    return "" if path.startswith("/") or ".." in path.split("/") else path
+
+
 def parse_reply(text: str) -> ParsedReply:
     """Read one action out of a reply. See docs/finishing.md for the conventions."""
     clean = _THINK.sub("", text).strip()
     reply = ParsedReply(text=text, plan=extract_plan(clean))
     blocks = [b for b in find_blocks(clean) if not OBSERVATION_HEADER.match(b.body)]
-    shell_blocks = [b for b in blocks if b.language in SHELL_LANGUAGES and b.body.strip()]
     prose = _outside_blocks(clean)
     marker = _FINISH_LINE.search(prose)
+    for block in blocks:
+        if not block.body.strip():
+            continue
+        target = _file_target(clean, block)
+        is_script = block.language not in SHELL_LANGUAGES or block.body.startswith("#!")
+        if target and target[0] and is_script:
+            reply.file_write = target
+            if len(blocks) > 1:
+                reply.notes.append("Only your first block was used; send one action per reply.")
+            return reply
+        if block.language in SHELL_LANGUAGES:
+            break
+    shell_blocks = [b for b in blocks if b.language in SHELL_LANGUAGES and b.body.strip()]
 
     if not shell_blocks:
         if marker:

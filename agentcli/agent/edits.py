@@ -1,0 +1,174 @@
+"""File edits written as a path and a fenced block, the way small models naturally write them.
+
+A reply such as "Here is the fixed calc.py:" followed by a ```python block becomes a write of that
+file. When the block holds only some of a Python file's functions or methods (models often write
+just the one they changed), those definitions are spliced into the file instead of replacing it.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import secrets
+import shlex
+import textwrap
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def write_command(path: str, content: str) -> str:
+    """A shell command that writes `content` to `path` exactly (a here-document with a unique end mark)."""
+    mark = "AGENTCLI_EOF"
+    while mark in content:
+        mark = f"AGENTCLI_EOF_{secrets.token_hex(3)}"
+    body = content if content.endswith("\n") else content + "\n"
+    directory = path.rsplit("/", 1)[0] if "/" in path else ""
+    prefix = f"mkdir -p {shlex.quote(directory)} && " if directory else ""
+    return f"{prefix}cat > {shlex.quote(path)} <<'{mark}'\n{body}{mark}"
+
+
+def new_content(path: str, original: str | None, block: str) -> tuple[str, str]:
+    """What the file should hold after the edit, and how the edit was understood (for the model)."""
+    if original is None:
+        return block, f"created {path}"
+    if path.endswith(".py"):
+        merged = merge_python(original, block)
+        if merged is not None:
+            return merged, f"updated the definitions in {path} that your block holds; the rest of the file is kept"
+    return block, f"rewrote {path} with your block"
+
+
+def describe_change(path: str, before: str | None, after: str, limit: int = 40) -> str:
+    """A short unified diff, so the model sees exactly what its edit did."""
+    if before is None:
+        return f"{path}: new file, {len(after.splitlines())} lines"
+    diff = list(
+        difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{path}", f"b/{path}", n=1, lineterm="")
+    )
+    if not diff:
+        return f"{path}: no change (the block is the same as the file)"
+    shown = diff[:limit]
+    more = f"\n... {len(diff) - limit} more diff lines" if len(diff) > limit else ""
+    return "\n".join(shown) + more
+
+
+def merge_python(original: str, snippet: str) -> str | None:
+    """Splice the definitions of a partial Python block into the file; None when the block is a whole file.
+
+    A block is partial when it holds only definitions and imports and leaves out some of the file's
+    top-level definitions. Functions and classes replace those of the same name (a class's methods
+    merge one by one); new ones go at the end; missing imports go after the existing ones.
+    """
+    snippet = textwrap.dedent(snippet)
+    try:
+        old_tree, new_tree = ast.parse(original), ast.parse(snippet)
+    except SyntaxError:
+        return None
+    new_nodes = new_tree.body
+    if not new_nodes or not all(isinstance(n, (*_DEFINITIONS, ast.Import, ast.ImportFrom)) for n in new_nodes):
+        return None
+    old_names = {n.name for n in old_tree.body if isinstance(n, _DEFINITIONS)}
+    new_names = {n.name for n in new_nodes if isinstance(n, _DEFINITIONS)}
+    if not new_names or old_names <= new_names:
+        return None
+    lines = original.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    snippet_lines = snippet.splitlines(keepends=True)
+    edits: list[tuple[int, int, list[str]]] = []  # (start, end) line ranges of `lines`, replaced
+    appended: list[str] = []
+    for node in new_nodes:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            text = _segment(snippet_lines, node)
+            if "".join(text).strip() not in original:
+                edits.append((_import_insert_at(old_tree), _import_insert_at(old_tree), text))
+            continue
+        target = _find(old_tree.body, node.name)
+        if target is None:
+            method_owner = _class_with_method(old_tree, node.name) if not isinstance(node, ast.ClassDef) else None
+            if method_owner is not None:
+                method = _find(method_owner.body, node.name)
+                assert method is not None
+                indent = " " * method.col_offset
+                text = [indent + line if line.strip() else line for line in _segment(snippet_lines, node)]
+                edits.append((_start(method), method.end_lineno or method.lineno, text))
+            else:
+                appended += ["\n", "\n", *_segment(snippet_lines, node)]
+            continue
+        if isinstance(node, ast.ClassDef) and isinstance(target, ast.ClassDef):
+            edits.extend(_merge_class(target, node, snippet_lines))
+        else:
+            edits.append(
+                (_replace_from(target, node), target.end_lineno or target.lineno, _segment(snippet_lines, node))
+            )
+    for start, end, text in sorted(edits, key=lambda e: e[0], reverse=True):
+        lines[start:end] = text
+    merged = "".join(lines).rstrip("\n") + "\n" + "".join(appended).rstrip("\n")
+    merged = merged.rstrip("\n") + "\n"
+    try:
+        ast.parse(merged)
+    except SyntaxError:
+        return None
+    return merged
+
+
+def _merge_class(old: ast.ClassDef, new: ast.ClassDef, snippet_lines: list[str]) -> list[tuple[int, int, list[str]]]:
+    """Methods of `new` replace those of `old` by name; new methods go at the end of `old`."""
+    old_methods = {n.name for n in old.body if isinstance(n, _DEFINITIONS)}
+    new_methods = [n for n in new.body if isinstance(n, _DEFINITIONS)]
+    other = [n for n in new.body if not isinstance(n, _DEFINITIONS) and not _is_docstring(n)]
+    if other or not new_methods or old_methods <= {n.name for n in new_methods}:
+        return [(_start(old), old.end_lineno or old.lineno, _segment(snippet_lines, new))]
+    edits = []
+    tail: list[str] = []
+    for method in new_methods:
+        target = _find(old.body, method.name)
+        text = _segment(snippet_lines, method)
+        if target is None:
+            tail += ["\n", *text]
+        else:
+            edits.append((_replace_from(target, method), target.end_lineno or target.lineno, text))
+    if tail:
+        end = old.end_lineno or old.lineno
+        edits.append((end, end, tail))
+    return edits
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _find(body: list[ast.stmt], name: str) -> Definition | None:
+    return next((n for n in body if isinstance(n, _DEFINITIONS) and n.name == name), None)
+
+
+def _class_with_method(tree: ast.Module, name: str) -> ast.ClassDef | None:
+    owners = [n for n in tree.body if isinstance(n, ast.ClassDef) and _find(n.body, name) is not None]
+    return owners[0] if len(owners) == 1 else None
+
+
+def _start(node: ast.stmt) -> int:
+    """The 0-based first line of a definition, decorators included."""
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)]) - 1
+
+
+def _replace_from(old: ast.stmt, new: ast.stmt) -> int:
+    """Where a replacement starts: a block written without decorators keeps the file's decorators."""
+    return _start(old) if getattr(new, "decorator_list", None) else old.lineno - 1
+
+
+def _segment(lines: list[str], node: ast.stmt) -> list[str]:
+    text = lines[_start(node) : node.end_lineno]
+    if text and not text[-1].endswith("\n"):
+        text[-1] += "\n"
+    return text
+
+
+def _import_insert_at(tree: ast.Module) -> int:
+    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    if imports:
+        return imports[-1].end_lineno or imports[-1].lineno
+    first = tree.body[0] if tree.body else None
+    return (first.end_lineno or 0) if first is not None and _is_docstring(first) else 0

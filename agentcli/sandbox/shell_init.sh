@@ -29,10 +29,11 @@ for __ac_v in "${__ac_names[@]}"; do
 done
 __ac_state='' __ac_reload='' __ac_flags='' __ac_oomc=0
 
-__ac_oom_count() { # sets __ac_oomn from the cgroup's oom_kill counter
-  local k n
-  __ac_oomn=0
-  while builtin read -r k n; do [ "$k" = oom_kill ] && __ac_oomn=$n; done <"$__ac_oom"
+__ac_oom_count() { # sets __ac_oomn from the cgroup's "oom_kill N" line, in one read
+  local text
+  builtin read -r -d '' text <"$__ac_oom"
+  text=${text##*oom_kill }
+  __ac_oomn=${text%%[!0-9]*}
 }
 if [ "$__ac_oom" = 1 ]; then # cgroup v2 (a cgroup namespace), else v1 (the container's memory cgroup)
   __ac_oom=/sys/fs/cgroup/memory.events

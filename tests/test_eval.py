@@ -114,6 +114,7 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
 def test_scripted_agent_that_does_the_wrong_thing_gets_no_reward(tmp_path: Path):
     out = tmp_path / "run.json"
     model = replies(tmp_path, ["```bash\necho 'not a fix' >> README.md\n```", "DONE: all fixed."])
+    model = "scripted:" + Path(model.removeprefix("scripted:")).name  # relative to where eval runs, not the task
     args = ["--tasks", "fix-off-by-one", "--model", model, "--sandbox", "host", "--out", str(out)]
     proc = agentcli("eval", str(SUITE), *args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the run completed; the reward says the rest
@@ -240,5 +241,8 @@ def test_bad_input_is_one_line_with_exit_2(tmp_path: Path):
     assert resume.returncode == 2 and "--resume needs --out" in resume.stderr
     both = agentcli("eval", str(SUITE), "--oracle", "--noop", cwd=tmp_path)
     assert both.returncode == 2 and "exclude each other" in both.stderr
-    for proc in (unknown, missing, resume, both):
+    no_model = agentcli("eval", str(SUITE), "--model", "local/not-here.gguf", "--sandbox", "host", cwd=tmp_path)
+    assert no_model.returncode == 2 and "model file not found" in no_model.stderr  # before any task runs
+    assert "[1/" not in no_model.stdout
+    for proc in (unknown, missing, resume, both, no_model):
         assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

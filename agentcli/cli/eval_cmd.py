@@ -51,10 +51,9 @@ def eval_command(
     kind = "oracle" if oracle else "noop" if noop else "agentcli"
     selected = load_suite(suite, split_ids(tasks) or None)
     config = RunConfig(timeout=timeout, max_steps=max_steps)
-    if kind == "agentcli":
-        config.model, config.sandbox, config.api_base = _agent_settings(model, sandbox, api_base, max_steps)
-
     console = _console()
+    if kind == "agentcli":
+        config.model, config.sandbox, config.api_base = _agent_settings(model, sandbox, api_base, max_steps, console)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     traj_root = (trajectories or _default_trajectories(out, stamp)).resolve()
     results_path = out or traj_root / "results.json"
@@ -119,16 +118,20 @@ def _console():
     return console
 
 
-def _agent_settings(model: str | None, sandbox: str | None, api_base: str | None, max_steps: int | None):
+def _agent_settings(model: str | None, sandbox: str | None, api_base: str | None, max_steps: int | None, console):
     """The model and sandbox every task will use, checked once before any task starts."""
     from agentcli.config import load_settings
+    from agentcli.eval.preflight import check_model
     from agentcli.models.resolve import default_model_name
     from agentcli.sandbox.factory import resolve_backend
 
     flags = {"model": model, "sandbox": sandbox, "api_base": api_base, "max_steps": max_steps}
     settings = load_settings(None, flags)
     backend = resolve_backend(settings.sandbox)  # unavailable: exit 3 now, not once per task
-    return settings.model or default_model_name(), backend, settings.api_base
+    name = check_model(
+        settings.model or default_model_name(), settings, notify=lambda message: console.print(message, markup=False)
+    )
+    return name, backend, settings.api_base
 
 
 def _default_trajectories(out: Path | None, stamp: str) -> Path:

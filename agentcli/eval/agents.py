@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from agentcli.errors import EXIT_UNAVAILABLE, EXIT_USAGE
+from agentcli.errors import EXIT_UNAVAILABLE
 from agentcli.eval.procs import Children, Finished
 from agentcli.eval.tasks import Task
 from agentcli.eval.workspace import Workspace, harness_env
@@ -136,8 +136,9 @@ class AgentcliRunner:
             stdout=out_dir / "agent.jsonl",
             stderr=out_dir / "agent.log",
         )
-        run = from_result_event(read_result(out_dir / "agent.jsonl"), done)
-        if run.status == "error" and not run.reason:
+        result = read_result(out_dir / "agent.jsonl")
+        run = from_result_event(result, done)
+        if result is None and run.status == "error":  # it stopped before a result: its one-line error says why
             run.reason = last_line(out_dir / "agent.log") or f"agentcli exited {done.returncode}"
         if done.returncode == EXIT_UNAVAILABLE:
             run.fatal = run.reason
@@ -171,8 +172,6 @@ def from_result_event(result: dict | None, done: Finished) -> AgentRun:
         run.cost = float(result.get("cost") or 0.0)
     if done.timed_out:
         run.status, run.reason = "timeout", f"stopped by the harness after {done.seconds:.0f} s"
-    elif result is None and done.returncode == EXIT_USAGE:
-        run.reason = "usage error"
     return run
 
 

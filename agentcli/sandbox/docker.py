@@ -35,11 +35,14 @@ if TYPE_CHECKING:
 WORKDIR = "/workspace"
 # Where the command files are when the control directory is not inside the repository.
 CONTROL_ELSEWHERE = "/run/agentcli/commands"
-# The shell's own scratch files: a tmpfs of their own, so a full /tmp cannot cut its saved state.
-SCRATCH = "/dev/shm/.agentcli-shell"
+# The shell's own scratch files: a tmpfs of their own, so a full /tmp cannot cut its saved state,
+# mounted ready-made because a `mkdir` in the bootstrap (the first exec through the image's storage
+# driver) costs a good part of the start.
+SCRATCH = "/run/agentcli-shell"
 TMPFS = {
     "/tmp": "rw,exec,nosuid,nodev,mode=1777,size=512m",
     HOME: "rw,exec,nosuid,nodev,mode=1777,size=512m",
+    SCRATCH: "rw,noexec,nosuid,nodev,mode=1777,size=16m",
 }
 # The container's first process (under docker-init) only waits, reading a pipe that never ends: it
 # needs nothing but bash, and it runs as root (without capabilities) so the agent cannot kill it.

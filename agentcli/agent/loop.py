@@ -228,11 +228,16 @@ class Agent:
             problem = check()
             if problem is not None:
                 self._questioned.add(name)
-                return (
-                    f"Not done yet? {problem} If the task needs more work, continue with the next command. "
-                    "If it is really complete, reply `DONE: <what you did>` again."
+                return f"Not done yet: {problem} {self._plan_reminder()}" + (
+                    " If the task is really complete, reply `DONE: <what you did>` again."
                 )
         return None
+
+    def _plan_reminder(self) -> str:
+        if not self.outcome.plan:
+            return "Continue with the next command."
+        steps = " ".join(f"{i}. {step}." for i, step in enumerate(self.outcome.plan, 1))
+        return f"Your plan: {steps} Continue with the next step of it: one ```bash command."
 
     def _act(self, parsed: ParsedReply, step: int) -> None:
         self._format_errors = 0

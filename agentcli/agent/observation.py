@@ -33,4 +33,9 @@ def format_observation(obs: Observation, notes: list[str] | None = None) -> str:
                 f"(read a part with: sed -n '100,200p' {obs.output_path})]"
             )
     lines.extend(f"[note] {note}" for note in notes or [])
+    # Small models follow the latest instruction best: restate the reply format after each result.
+    lines.append(NEXT_STEP)
     return "\n".join(lines)
+
+
+NEXT_STEP = "[next: THOUGHT, then one ```bash command. DONE: only when the whole task is done and checked]"

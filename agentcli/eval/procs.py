@@ -52,7 +52,9 @@ class Children:
     ) -> Finished:
         """Run to completion or timeout; output goes to files (never to the eval's terminal)."""
         started = time.monotonic()
-        with open(stdout, "wb") as out, open(stderr or stdout, "ab") as err:
+        with contextlib.ExitStack() as files:
+            out = files.enter_context(open(stdout, "wb"))
+            err = files.enter_context(open(stderr, "wb")) if stderr is not None else subprocess.STDOUT
             with self._lock:
                 if self.stopping.is_set():
                     raise Stopping()
@@ -62,7 +64,7 @@ class Children:
                     env=env,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
-                    stderr=err if stderr is not None else subprocess.STDOUT,
+                    stderr=err,
                     start_new_session=True,
                 )
                 self._live.add(proc)

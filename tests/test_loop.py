@@ -144,3 +144,25 @@ def test_stuck_detector_unit():
     assert detector.check()[0] == "nudge"
     detector.record("ls", "a", 0)
     assert detector.check()[0] == "stop"
+
+
+class SlowStreamingModel(ScriptedModel):
+    """Streams its reply a word at a time, slowly, and stops when asked: like a local model."""
+
+    def complete(self, messages, *, max_tokens=None, on_token=None):
+        import time as clock
+
+        self.calls.append(list(messages))
+        sent = []
+        for word in ("thinking " * 200).split():
+            clock.sleep(0.01)
+            sent.append(word + " ")
+            if on_token is not None and on_token(word + " "):
+                break
+        return Reply("".join(sent), Usage(prompt_tokens=10, completion_tokens=len(sent)))
+
+
+def test_wall_clock_stops_a_long_generation(host):
+    agent = Agent(SlowStreamingModel([]), host, EventBus(), limits=RunLimits(timeout=0.5))
+    outcome = agent.run("task")
+    assert "time limit" in outcome.reason and outcome.wall_time < 1.5

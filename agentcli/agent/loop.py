@@ -196,6 +196,8 @@ class Agent:
         def on_token(piece: str) -> bool:
             self.events.emit(TokenStreamed(text=piece))
             streamed.append(piece)
+            if self.limits.timeout and self._elapsed() >= self.limits.timeout:
+                return True  # the wall clock holds during generation too; the next limit check ends the run
             return ("`" in piece or "\n" in piece) and action_complete("".join(streamed))
 
         return on_token

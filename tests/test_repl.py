@@ -364,6 +364,9 @@ def test_follow_up_task_keeps_history_and_clear_starts_over(failing_repo: Path, 
     text = saved.read_text()
     assert "task number one" in text and "task number two" in text
     assert "The user ran `echo typed-by-hand` (exit 0)" in text
+    term.type("/compact")
+    term.expect("context compacted:")
+    term.expect("messages folded")
     term.type("/clear")
     term.expect("new conversation")
     term.type("/exit")

@@ -167,12 +167,8 @@ def _compact(repl: Repl, arg: str) -> None:
     if repl.fresh or not context.recent:
         repl.console.print("[dim]nothing to compact yet[/]")
         return
-    before = context.tokens()
-    folded = _fold_all_but_last(context)
-    if not folded:
+    if not _fold_all_but_last(context):  # when it folds, the window reports it as an event
         repl.console.print("[dim]nothing to compact: the history is only the last step[/]")
-        return
-    repl.console.print(f"compacted: {folded} messages folded into the notes ({before:,} → {context.tokens():,} tokens)")
 
 
 def _fold_all_but_last(context) -> int:

@@ -34,11 +34,8 @@ def main(
 ) -> None:
     """Run `agentcli solve "TASK"` in a git repository, or `agentcli` alone for an interactive session."""
     if ctx.invoked_subcommand is None:
-        try:
-            from agentcli.cli.repl_cmd import repl_command
-        except ImportError:
-            typer.echo(ctx.get_help())
-            raise typer.Exit() from None
+        from agentcli.cli.repl_cmd import repl_command
+
         ctx.invoke(repl_command)
 
 
@@ -193,38 +190,22 @@ def config_show(
     typer.echo(f"\nuser config: {user_config_path()}")
 
 
-def _register_optional_commands() -> None:
-    """Commands whose modules may be absent in a partial install."""
-    try:
-        from agentcli.cli.map_cmd import map_command
+def _register_commands() -> None:
+    """The commands that live in modules of their own (each imports its heavy parts lazily)."""
+    from agentcli.cli.eval_cmd import eval_command
+    from agentcli.cli.map_cmd import map_command
+    from agentcli.cli.models_cmd import models_app
+    from agentcli.cli.repl_cmd import repl_command
+    from agentcli.cli.sandbox_cmd import sandbox_app
 
-        app.command("map")(map_command)
-    except ImportError:
-        pass
-    try:
-        from agentcli.cli.repl_cmd import repl_command
-
-        app.command("repl")(repl_command)
-    except ImportError:
-        pass
-    try:
-        from agentcli.cli.eval_cmd import eval_command
-
-        app.command("eval")(eval_command)
-    except ImportError:
-        pass
-    for module, attribute, name in (
-        ("agentcli.cli.models_cmd", "models_app", "models"),
-        ("agentcli.cli.sandbox_cmd", "sandbox_app", "sandbox"),
-    ):
-        try:
-            sub = getattr(__import__(module, fromlist=[attribute]), attribute)
-        except ImportError:
-            continue
-        app.add_typer(sub, name=name)
+    app.command("repl")(repl_command)
+    app.command("map")(map_command)
+    app.command("eval")(eval_command)
+    app.add_typer(models_app, name="models")
+    app.add_typer(sandbox_app, name="sandbox")
 
 
-_register_optional_commands()
+_register_commands()
 
 
 def run() -> None:

@@ -166,3 +166,18 @@ def test_wall_clock_stops_a_long_generation(host):
     agent = Agent(SlowStreamingModel([]), host, EventBus(), limits=RunLimits(timeout=0.5))
     outcome = agent.run("task")
     assert "time limit" in outcome.reason and outcome.wall_time < 1.5
+
+
+def test_sed_that_matches_nothing_is_reported_and_a_real_edit_shows_its_diff(host):
+    (Path(host.workdir) / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    model = ScriptedModel(
+        [
+            "```bash\nsed -i 's/add\\(a, b\\)/x/' calc.py\n```",
+            "```bash\nsed -i 's/a - b/a + b/' calc.py\n```",
+            "DONE: fixed",
+        ]
+    )
+    Agent(model, host, EventBus()).run("fix add")
+    first, second = model.calls[1][-1]["content"], model.calls[2][-1]["content"]
+    assert "sed changed nothing in calc.py" in first
+    assert "-    return a - b" in second and "+    return a + b" in second

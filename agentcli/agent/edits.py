@@ -172,3 +172,29 @@ def _import_insert_at(tree: ast.Module) -> int:
         return imports[-1].end_lineno or imports[-1].lineno
     first = tree.body[0] if tree.body else None
     return (first.end_lineno or 0) if first is not None and _is_docstring(first) else 0
+
+
+def sed_targets(command: str) -> list[str]:
+    """The files a lone `sed -i` command edits in place (empty for anything else)."""
+    if any(sep in command for sep in ("|", ";", "&&", "||", "\n", "`", "$(")):
+        return []
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    if not words or words[0] != "sed" or not any(w == "-i" or w.startswith(("-i", "--in-place")) for w in words):
+        return []
+    files: list[str] = []
+    script_given = False
+    args = iter(words[1:])
+    for word in args:
+        if word in ("-e", "--expression", "-f", "--file"):
+            next(args, None)
+            script_given = True
+        elif word.startswith("-"):
+            continue
+        elif not script_given:
+            script_given = True
+        else:
+            files.append(word)
+    return files

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentcli.agent.edits import describe_change, new_content, write_command
+from agentcli.agent.edits import describe_change, new_content, sed_targets, write_command
 from agentcli.agent.observation import format_observation
 from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply
 from agentcli.agent.prompts import render
@@ -258,6 +258,7 @@ class Agent:
                 command = decision.command
                 notes = [*notes, f"The user edited your command before running it; it ran as:\n{command}"]
         self.events.emit(CommandStarted(step=step, command=command, notes=notes))
+        edited = {path: self._read(path) for path in sed_targets(command)}
         try:
             obs = self.sandbox.run(command, timeout=self._command_timeout())
         except KeyboardInterrupt:
@@ -266,6 +267,8 @@ class Agent:
             raise
         self._commands_run += 1
         self._last_exit_code = obs.exit_code if not obs.timed_out else 124
+        if edited and obs.ok:
+            notes = [*notes, *self._edit_report(edited)]
         self.events.emit(_finished_event(step, obs))
         self.context.add("user", format_observation(obs, notes))
         if parsed.finish_after_command and obs.ok:
@@ -279,12 +282,31 @@ class Agent:
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
 
+    def _read(self, path: str) -> str | None:
+        try:
+            return self.sandbox.read_file(path)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, UnicodeDecodeError):
+            return None
+
+    def _edit_report(self, before: dict[str, str | None]) -> list[str]:
+        """What an in-place `sed` did to each file: its diff, or that its pattern matched nothing."""
+        notes = []
+        for path, old in before.items():
+            new = self._read(path)
+            if old is None or new is None:
+                continue
+            if new == old:
+                notes.append(
+                    f"sed changed nothing in {path}: the pattern matched no line. Compare it with `cat -n {path}` "
+                    "(in sed's basic syntax, \\( \\) group and . * [ ] are special)."
+                )
+            else:
+                notes.append(describe_change(path, old, new))
+        return notes
+
     def _file_edit(self, path: str, block: str) -> tuple[str, list[str]]:
         """Turn "a file's path and its new content" into a command that writes it, with a diff for the model."""
-        try:
-            before: str | None = self.sandbox.read_file(path)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, UnicodeDecodeError):
-            before = None
+        before = self._read(path)
         content, how = new_content(path, before, block)
         return write_command(path, content), [f"{how}.", describe_change(path, before, content)]
 

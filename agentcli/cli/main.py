@@ -210,8 +210,12 @@ _register_commands()
 
 def run() -> None:
     """Console entry point: one-line errors with documented exit codes, never a traceback."""
+    args = sys.argv[1:]
+    # `agentcli --model X` means the interactive session with that option.
+    if args and args[0].startswith("-") and args[0] not in ("--help", "--version"):
+        args = ["repl", *args]
     try:
-        app()
+        app(args=args, prog_name="agentcli")
     except AgentcliError as error:
         typer.echo(f"agentcli: {error}", err=True)
         sys.exit(error.exit_code)

@@ -163,3 +163,45 @@ def test_ci_docs_examples_parse_and_have_the_steps():
     job = next(v for v in gitlab.values() if isinstance(v, dict) and "script" in v)
     assert any("agentcli solve" in line for line in job["script"]) and "artifacts" in job
     assert os.path.exists(DOCS / "ci.md")
+
+
+def test_output_redirected_into_the_repo_stays_out_of_the_change(failing_repo: Path, write_replies):
+    events = failing_repo / "events.jsonl"
+    with open(events, "w") as out:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agentcli",
+                "solve",
+                "fix",
+                "--model",
+                write_replies(FIX_REPLIES),
+                "--sandbox",
+                "host",
+                "--json",
+                "--branch",
+                "auto",
+                "--output-patch",
+                "change.patch",
+            ],
+            cwd=failing_repo,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_environment(failing_repo, {"CI": "true"}),
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    final = json.loads(events.read_text().splitlines()[-1])
+    assert final["files_changed"] == ["calc.py"] and final["branch"]
+    assert "events.jsonl" not in (failing_repo / "change.patch").read_text()
+    undo = subprocess.run(
+        [sys.executable, "-m", "agentcli", "undo"],
+        cwd=failing_repo,
+        capture_output=True,
+        text=True,
+        env=_environment(failing_repo, {}),
+    )
+    assert undo.returncode == 0 and events.exists() and (failing_repo / "change.patch").exists()

@@ -8,6 +8,7 @@ user's index (what was staged) and where HEAD pointed, so both come back too.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
@@ -86,26 +87,28 @@ class Checkpoint:
     index_tree: str | None  # the user's index; None when it had unresolved conflicts
     head: str | None  # the commit HEAD pointed at; None on an unborn branch
     head_ref: str | None  # the branch HEAD was on; None when detached
+    # Paths left out of every snapshot: files agentcli itself writes, e.g. `> events.jsonl` in the repo.
+    exclude: tuple[str, ...] = ()
 
 
-def snapshot_tree(git: Git) -> str:
-    """The tree of the working tree as it is now, written through a throwaway index."""
+def snapshot_tree(git: Git, exclude: tuple[str, ...] = ()) -> str:
+    """The tree of the working tree as it is now (less `exclude`), written through a throwaway index."""
     index = git.git_dir / f"agentcli-index-{uuid.uuid4().hex}"
     real_index = git.git_dir / "index"
     try:
         if real_index.exists():
             shutil.copyfile(real_index, index)
         env = {"GIT_INDEX_FILE": str(index)}
-        git("add", "-A", "--", ".", env=env)
+        git("add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in exclude), env=env)
         return git("write-tree", env=env)
     finally:
         index.unlink(missing_ok=True)
 
 
-def create_checkpoint(root: Path, name: str) -> Checkpoint:
+def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = ()) -> Checkpoint:
     git = Git(root)
     ensure_excluded(git)
-    tree = snapshot_tree(git)
+    tree = snapshot_tree(git, exclude)
     index_tree = git.try_("write-tree")
     head = git.try_("rev-parse", "-q", "--verify", "HEAD^{commit}")
     head_ref = git.try_("symbolic-ref", "-q", "HEAD")
@@ -116,12 +119,13 @@ def create_checkpoint(root: Path, name: str) -> Checkpoint:
             f"index-tree: {index_tree or '-'}",
             f"head: {head or '-'}",
             f"head-ref: {head_ref or '-'}",
+            f"exclude: {json.dumps(list(exclude))}",
         ]
     )
     args = ["commit-tree", tree, "-m", message] + (["-p", head] if head else [])
     commit = git(*args, env=fallback_identity())
     git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
-    return Checkpoint(name, commit, tree, index_tree, head, head_ref)
+    return Checkpoint(name, commit, tree, index_tree, head, head_ref, tuple(exclude))
 
 
 def fallback_identity() -> dict[str, str]:
@@ -160,13 +164,14 @@ def load_checkpoint(root: Path, name: str | None = None, refs: str = CHECKPOINT_
         index_tree=fields.get("index-tree"),
         head=fields.get("head"),
         head_ref=fields.get("head-ref"),
+        exclude=tuple(json.loads(fields.get("exclude") or "[]")),
     )
 
 
 def changed_paths(root: Path, checkpoint: Checkpoint) -> list[tuple[str, str]]:
     """(status letter, path) for every file that differs between the checkpoint and now."""
     git = Git(root)
-    now = snapshot_tree(git)
+    now = snapshot_tree(git, checkpoint.exclude)
     out = git("diff-tree", "-r", "--no-renames", "--name-status", checkpoint.tree, now)
     pairs = []
     for line in out.splitlines():
@@ -178,7 +183,7 @@ def changed_paths(root: Path, checkpoint: Checkpoint) -> list[tuple[str, str]]:
 def diff_since(root: Path, checkpoint: Checkpoint, *, stat: bool = False) -> str:
     """The change made since the checkpoint, as a patch (or a diffstat)."""
     git = Git(root)
-    now = snapshot_tree(git)
+    now = snapshot_tree(git, checkpoint.exclude)
     args = ["diff", "--stat"] if stat else ["diff", "--binary", "--full-index"]
     return git(*args, checkpoint.tree, now)
 
@@ -190,7 +195,7 @@ def restore(root: Path, checkpoint: Checkpoint) -> list[str]:
     itself be taken back.
     """
     git = Git(root)
-    before = create_checkpoint(root, f"undo-{checkpoint.name}-{uuid.uuid4().hex[:6]}")
+    before = create_checkpoint(root, f"undo-{checkpoint.name}-{uuid.uuid4().hex[:6]}", checkpoint.exclude)
     git("update-ref", f"{BEFORE_UNDO_REFS}/{checkpoint.name}", before.commit)
     git("update-ref", "-d", f"{CHECKPOINT_REFS}/{before.name}")
     diff = git("diff-tree", "-r", "--no-renames", "--name-status", "-z", checkpoint.tree, before.tree)

@@ -61,7 +61,7 @@ def validate_branch(root: Path, requested: str | None) -> None:
 def change_patch(root: Path, checkpoint: Checkpoint) -> str:
     """The run's change as a binary-safe patch against the checkpoint."""
     git = Git(root)
-    patch = git("diff", "--binary", "--full-index", checkpoint.tree, snapshot_tree(git))
+    patch = git("diff", "--binary", "--full-index", checkpoint.tree, snapshot_tree(git, checkpoint.exclude))
     return patch + "\n" if patch and not patch.endswith("\n") else patch
 
 

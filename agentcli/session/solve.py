@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -145,14 +146,19 @@ class Session:
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)
 
-    def begin_task(self) -> TaskMark:
-        """Checkpoint the repository before a task; the first checkpoint is named after the session."""
+    def begin_task(self, written_by_us: tuple[Path, ...] = ()) -> TaskMark:
+        """Checkpoint the repository before a task; the first checkpoint is named after the session.
+
+        Files agentcli itself writes inside the repository (its redirected output, the patch file)
+        are left out of the checkpoint and of the change.
+        """
         checkpoint = None
         ignored: set[str] = set()
         if self.use_git:
             self._tasks += 1
             name = self.id if self._tasks == 1 else f"{self.id}-{self._tasks}"
-            checkpoint = cp.create_checkpoint(self.root, name)
+            exclude = tuple(sorted(inside(self.root, [*own_output_files(), *written_by_us])))
+            checkpoint = cp.create_checkpoint(self.root, name, exclude)
             ignored = cp.ignored_entries(self.root)
         self._checkpoint = checkpoint
         return TaskMark(checkpoint, ignored, time.monotonic())
@@ -201,6 +207,30 @@ class Session:
     def close(self) -> None:
         self.close_sandbox()
         self.journal.close()
+
+
+def own_output_files() -> list[Path]:
+    """Regular files our stdout and stderr are redirected to (`agentcli solve --json > events.jsonl`)."""
+    files = []
+    for fd in (1, 2):
+        try:
+            target = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue
+        if target.is_file():
+            files.append(target)
+    return files
+
+
+def inside(root: Path, paths: list[Path]) -> set[str]:
+    """Those of `paths` that lie inside `root`, relative to it."""
+    found = set()
+    for path in paths:
+        try:
+            found.add(str(path.resolve().relative_to(root.resolve())))
+        except ValueError:
+            continue
+    return found
 
 
 @dataclass
@@ -258,7 +288,7 @@ def solve(request: SolveRequest) -> SolveResult:
     except UsageError:
         session.close()
         raise
-    mark = session.begin_task()
+    mark = session.begin_task(written_by_us=(delivery.patch_path,) if delivery.patch_path else ())
 
     def run() -> Outcome:
         sandbox = session.create_sandbox()

@@ -168,11 +168,11 @@ def test_fallback_digest_when_the_summary_model_errors(tmp_path: Path) -> None:
 
 
 class TalkativeModel(ScriptedModel):
-    """A summary model that ignores the word limit."""
+    """A summary model that ignores the length limit."""
 
     def complete(self, messages: list[Message], **kwargs) -> Reply:
         self.calls.append(list(messages))
-        return Reply("Facts: " + "very important detail, " * 2000)
+        return Reply("\n".join(f"- very important detail {i}: " + "and so on, " * 20 for i in range(50)))
 
 
 def test_fallback_digest_when_the_summary_is_too_long() -> None:
@@ -191,32 +191,45 @@ def test_fallback_digest_when_the_summary_is_too_long() -> None:
     assert "echo 99" in context.messages()[-2]["content"]
 
 
-def test_summary_request_carries_previous_notes_plan_and_steps() -> None:
-    notes = ScriptedModel(["Facts: first notes.", "Facts: second notes."])
+def test_facts_are_extracted_then_merged_and_the_plan_repinned() -> None:
+    notes = ScriptedModel(
+        ["- the port is 48213\n- config is in settings.ini", "Facts:\n- nothing new", "1. tests pass"]
+    )
     context = ContextWindow(ScriptedModel([]), window=1800, reply_tokens=200, summarizer=ModelSummarizer(notes))
     context.start(SYSTEM, "Task: count things.")
     context.set_plan(["Count", "Report"])
-    for i in range(200):
+    for i in range(300):
         context.prompt()
-        context.add("assistant", f"```bash\necho {i}\n```")
+        context.add("assistant", f"Count on.\n```bash\necho {i}\n```")
         context.add("user", f"[exit 0 · 0.0s]\n{i}")
-        if len(notes.calls) == 2:
+        if len(notes.calls) == 3:
             break
-    first, second = (call[0]["content"] for call in notes.calls)
-    assert "Task: count things." in first and "1. Count\n2. Report" in first
-    assert "--- step 1: the agent wrote\n```bash\necho 0\n```" in first
-    assert "Facts: first notes." in second  # the previous notes are folded forward
+    first, second, _ = (call[0]["content"] for call in notes.calls)
+    assert "Its task: Task: count things." in first and "1. Count\n2. Report" in first
+    assert "<log>\n[step 1]\n$ echo 0\n[exit 0 · 0.0s]\n0\n[step 2]" in first
+    assert "Notes kept so far:\n- the port is 48213\n- config is in settings.ini" in second
     block = context.messages()[1]["content"]
     assert block.startswith("Task: count things.\n\n[Steps 1-")
-    assert "Current plan:\n1. Count\n2. Report\nFacts: second notes." in block
+    assert "Current plan:\n1. Count\n2. Report\nFacts:\n- the port is 48213\n- config is in settings.ini\n" in block
+    assert "- tests pass" in block and "nothing new" not in block
+    assert "Commands run (step: command -> result):" in block  # the digest beside the facts
     assert context.messages()[2]["role"] == "assistant"  # steps resume with a reply
+
+
+def test_facts_that_do_not_fit_go_least_relevant_first() -> None:
+    from agentcli.context.summary import merge_facts
+
+    kept = ["the service port is 48213", "mod3.py has 40 lines", "mod7.py has 12 lines"]
+    new = ["mod9.py has 80 lines", "the service port is 48213"]
+    merged = merge_facts(kept, new, "Find the port of the service", lambda facts: len(facts) <= 2)
+    assert merged == ["the service port is 48213", "mod9.py has 80 lines"]
 
 
 def test_summary_input_fits_a_small_summary_model() -> None:
     small = ScriptedModel(["Facts: ok."], context_window=1024)
     summarizer = ModelSummarizer(small)
     huge = [{"role": "assistant", "content": "```bash\ncat big\n```"}, {"role": "user", "content": "x" * 200_000}]
-    request = SummaryRequest(task="t", plan=[], previous="", steps=huge * 5, first_step=1, limit_tokens=100)
+    request = SummaryRequest(task="t", plan=[], previous=[], steps=huge * 5, first_step=1, limit_tokens=100)
     assert summarizer(request) == "Facts: ok."
     assert small.count_tokens(small.calls[0]) <= 1024 - 100
 

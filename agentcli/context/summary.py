@@ -1,9 +1,17 @@
-"""Folding old steps into a running summary with a model (the main one or a light local one)."""
+"""Facts from folded steps, extracted by a model (the main one or a light local one).
+
+The model is asked only for what needs reading: the facts in the folded steps that the task may
+depend on. The commands, exit codes, files written and open errors come from the deterministic
+digest, and facts already kept are merged here, not rewritten by the model, so a small model
+cannot lose them.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from agentcli.agent.parsing import parse_reply
 from agentcli.agent.prompts import render
 from agentcli.context.tokens import TokenCounter, model_window
 from agentcli.models.base import Message, Model
@@ -11,6 +19,10 @@ from agentcli.models.base import Message, Model
 # Room kept in the summary model's own window for the instructions around the steps.
 _INSTRUCTION_ROOM = 512
 _MIN_MESSAGE_CHARS = 160
+MAX_FACT_CHARS = 200
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+_WORD = re.compile(r"[a-z0-9_]{4,}")
+_NOTHING = re.compile(r"^(?:nothing new|none|n/a|no new facts?)\.?$", re.IGNORECASE)
 
 
 class SummaryUnavailable(Exception):
@@ -21,14 +33,15 @@ class SummaryUnavailable(Exception):
 class SummaryRequest:
     task: str
     plan: list[str]
-    previous: str  # the notes so far; "" before the first compaction
+    previous: list[str]  # facts kept so far
     steps: list[Message]  # the messages being folded
     first_step: int  # the number of the first folded step
-    limit_tokens: int  # the most the new notes may take
+    limit_tokens: int  # the most the new facts may take
+    max_lines: int = 8
 
 
 class ModelSummarizer:
-    """Asks a model for updated notes; raises on any failure so the caller can fall back."""
+    """Asks a model for the new facts in folded steps; raises on any failure so the caller falls back."""
 
     def __init__(self, model: Model, *, window: int = 0):
         self.model = model
@@ -38,25 +51,31 @@ class ModelSummarizer:
     def __call__(self, request: SummaryRequest) -> str:
         budget = self.window - request.limit_tokens - _INSTRUCTION_ROOM
         messages = self._messages(request, budget)
-        reply = self.model.complete(messages, max_tokens=request.limit_tokens + request.limit_tokens // 4)
-        text = reply.text.strip()
-        if not text:
+        lines = [0]
+
+        def enough(piece: str) -> bool:
+            # Small models run on down a list; stop once the lines asked for are written.
+            lines[0] += piece.count("\n")
+            return lines[0] > request.max_lines
+
+        reply = self.model.complete(
+            messages, max_tokens=request.limit_tokens + request.limit_tokens // 2, on_token=enough
+        )
+        if not reply.text.strip():
             raise SummaryUnavailable("the summary model returned nothing")
-        if self.counter.text(text) > request.limit_tokens:
-            raise SummaryUnavailable(f"the summary took more than {request.limit_tokens} tokens")
-        return text
+        return reply.text
 
     def _messages(self, request: SummaryRequest, budget: int) -> list[Message]:
-        """The summary prompt, with each folded message cut so the whole fits `budget` tokens."""
-        per_message = 2400
+        """The prompt, with each folded message cut so the whole fits `budget` tokens."""
+        per_message = 600
         while True:
             prompt = render(
                 "summary",
-                task=cut_middle(request.task, 3000),
+                task=cut_middle(request.task, 2000),
                 plan="\n".join(f"{i}. {s}" for i, s in enumerate(request.plan, 1)) or "(none written)",
-                previous=request.previous or "(none yet)",
+                previous="\n".join(f"- {fact}" for fact in request.previous) or "(none yet)",
                 steps=render_steps(request.steps, request.first_step, per_message),
-                words=str(max(20, request.limit_tokens * 3 // 5)),
+                lines=str(request.max_lines),
             )
             messages: list[Message] = [{"role": "user", "content": prompt}]
             if per_message <= _MIN_MESSAGE_CHARS or self.counter.messages(messages) <= budget:
@@ -65,16 +84,45 @@ class ModelSummarizer:
 
 
 def render_steps(messages: list[Message], first_step: int, per_message: int) -> str:
-    """Folded messages as plain text for the summary model, each cut to `per_message` characters."""
+    """Folded messages as a compact log: each step's command (or reply) and what it printed."""
     parts: list[str] = []
     step = first_step - 1
     for message in messages:
+        text = message["content"]
         if message["role"] == "assistant":
             step += 1
-            parts.append(f"--- step {step}: the agent wrote\n{cut_middle(message['content'], per_message)}")
+            command = parse_reply(text).command
+            shown = f"$ {command}" if command else text
+            parts.append(f"[step {step}]\n{cut_middle(shown, per_message)}")
         else:
-            parts.append(f"--- then it saw\n{cut_middle(message['content'], per_message)}")
+            parts.append(cut_middle(text, per_message))
     return "\n".join(parts)
+
+
+def parse_facts(text: str, max_lines: int) -> list[str]:
+    """Fact lines from a model's reply: bullets stripped, headings and "nothing new" dropped."""
+    facts: list[str] = []
+    for raw in text.strip().splitlines():
+        line = _BULLET.sub("", raw).strip().strip("*").strip()
+        line = re.sub(r"^facts?\s*:\s*", "", line, flags=re.IGNORECASE)
+        if not line or line.endswith(":") or _NOTHING.match(line) or line.startswith(("```", "<")):
+            continue
+        facts.append(line if len(line) <= MAX_FACT_CHARS else line[: MAX_FACT_CHARS - 1] + "…")
+        if len(facts) == max_lines:
+            break
+    return facts
+
+
+def merge_facts(kept: list[str], new: list[str], relevant: str, fits) -> list[str]:
+    """`kept` then the `new` facts not already there; while they do not fit, the fact sharing the
+    fewest words with `relevant` (the task and plan) goes, the oldest first among equals."""
+    seen = {fact.lower() for fact in kept}
+    facts = list(kept) + [f for f in new if f.lower() not in seen and not seen.add(f.lower())]
+    words = set(_WORD.findall(relevant.lower()))
+    while facts and not fits(facts):
+        scores = [len(words & set(_WORD.findall(fact.lower()))) for fact in facts]
+        facts.pop(scores.index(min(scores)))
+    return facts
 
 
 def cut_middle(text: str, limit: int, note: str = "characters cut") -> str:

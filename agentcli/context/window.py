@@ -1,11 +1,13 @@
-"""The conversation the model sees: pinned system prompt and task, a running summary, recent steps.
+"""The conversation the model sees: pinned system prompt and task, notes on older steps, recent steps.
 
 The prompt only grows at its end between compactions, so the KV cache of a local model and the
 prompt cache of a hosted API keep hitting. When the next prompt would pass the high-water mark,
-the oldest verbatim steps, at least half of them, are folded at once into the summary, which sits
-at the end of the pinned task message; the prompt then starts again from the low-water mark.
-Compaction never fails: if the summary model errors or writes too much, a deterministic digest of
-the folded steps takes its place.
+the oldest verbatim steps, at least half of them, are folded at once into the notes, which sit at
+the end of the pinned task message; the prompt then starts again from below the low-water mark.
+The notes are the current plan, the facts a summary model found in folded steps (merged with
+those kept before, the least relevant dropped first when room runs out), and a deterministic
+digest of commands, exit codes, files written and open errors. Compaction never fails: if the
+summary model errors or writes too much, the digest is updated alone.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from agentcli.context.digest import Digest
-from agentcli.context.summary import ModelSummarizer, SummaryRequest, SummaryUnavailable, cut_middle
+from agentcli.context.summary import (
+    ModelSummarizer,
+    SummaryRequest,
+    SummaryUnavailable,
+    cut_middle,
+    merge_facts,
+    parse_facts,
+)
 from agentcli.context.tokens import TokenCounter, model_window
 from agentcli.errors import UsageError
 from agentcli.events import ContextCompacted, Event
@@ -70,7 +79,7 @@ class ContextWindow:
         reply_tokens: int = 1024,
         summarizer: Summarizer | None = None,
         on_event: Callable[[Event], None] | None = None,
-        high_water: float = 0.7,
+        high_water: float = 0.75,
         low_water: float = 0.3,
         min_fold: float = 0.5,
         counter: TokenCounter | None = None,
@@ -92,8 +101,8 @@ class ContextWindow:
     def _reset(self, system: str, task: str) -> None:
         self.system: Message = {"role": "system", "content": system}
         self.task: Message = {"role": "user", "content": task}
-        self.summary = ""  # the block after the task: header, plan, notes
-        self.notes = ""
+        self.summary = ""  # the block after the task: header, plan, facts, digest
+        self.facts: list[str] = []
         self.plan: list[str] = []
         self.recent: list[Message] = []
         self.digest = Digest()
@@ -257,40 +266,55 @@ class ContextWindow:
             ContextCompacted(folded_messages=count, tokens_before=before, tokens_after=self.tokens(), fallback=fallback)
         )
 
-    def _summary_block(self, notes: str) -> str:
+    def _summary_block(self, facts: list[str], digest: str) -> str:
         parts = [
             f"[Steps 1-{self.folded_steps} were folded into these notes to save room; "
             "full command outputs stay in their saved files.]"
         ]
         if self.plan:
             parts.append("Current plan:\n" + "\n".join(f"{i}. {step}" for i, step in enumerate(self.plan, 1)))
-        parts.append(notes)
+        if facts:
+            parts.append("Facts:\n" + "\n".join(f"- {fact}" for fact in facts))
+        if digest:
+            parts.append(digest)
         return "\n".join(parts)
 
     def _update_notes(self, folded: list[Message], first: int) -> bool:
-        """Summarise `folded` into the notes; True when the digest had to stand in for the summary."""
+        """Fold `folded` into the notes; True when the summary model failed and only the digest was updated.
+
+        The block is the plan, the facts (the summary model's, merged with those kept before) and
+        the digest; facts get at most half the block's tokens, the digest what is left.
+        """
         limit = self.summary_limit
-        notes_limit = max(16, limit - self.counter.text(self._summary_block("")))
+        frame = self.counter.text(self._summary_block([], ""))
+        facts_limit = max(16, (limit - frame) // 2)
         request = SummaryRequest(
             task=self.task["content"],
             plan=self.plan,
-            previous=self.notes,
+            previous=self.facts,
             steps=folded,
             first_step=first,
-            limit_tokens=notes_limit,
+            limit_tokens=facts_limit,
         )
         try:
-            notes = self.summarize(request).strip()
-            if not notes or self.counter.text(notes) > notes_limit:
-                raise ValueError("the summary is empty or too long")
+            new = parse_facts(self.summarize(request), request.max_lines)
+            if self.counter.text("\n".join(f"- {f}" for f in new)) > facts_limit:
+                raise SummaryUnavailable("the summary is too long")
             fallback = False
         except Exception:  # whatever went wrong with the summary model, compaction goes on
-            notes = self.digest.render(lambda text: self.counter.text(text) <= notes_limit)
-            fallback = True
-        block = self._summary_block(notes)
+            new, fallback = [], True
+        relevant = self.task["content"] + "\n" + "\n".join(self.plan)
+        self.facts = merge_facts(
+            self.facts,
+            new,
+            relevant,
+            lambda facts: self.counter.text("\n".join(f"- {f}" for f in facts)) <= facts_limit,
+        )
+        used = self.counter.text(self._summary_block(self.facts, ""))
+        digest = self.digest.render(lambda text: self.counter.text(text) <= max(16, limit - used))
+        block = self._summary_block(self.facts, digest)
         if self.counter.text(block) > limit:
             block = self._cut_to(block, limit)
-        self.notes = notes
         self._set_summary(block)
         return fallback
 

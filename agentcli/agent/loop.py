@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -341,16 +342,5 @@ class Agent:
 
 
 def _finished_event(step: int, obs: Observation) -> CommandFinished:
-    return CommandFinished(
-        step=step,
-        command=obs.command,
-        exit_code=obs.exit_code,
-        output=obs.output,
-        duration=obs.duration,
-        total_bytes=obs.total_bytes,
-        truncated=obs.truncated,
-        output_path=obs.output_path,
-        timed_out=obs.timed_out,
-        syntax_error=obs.syntax_error,
-        killed_reason=obs.killed_reason,
-    )
+    # The event carries exactly the observation's fields (same names), plus the step.
+    return CommandFinished(step=step, **dataclasses.asdict(obs))

@@ -181,3 +181,15 @@ def test_sed_that_matches_nothing_is_reported_and_a_real_edit_shows_its_diff(hos
     first, second = model.calls[1][-1]["content"], model.calls[2][-1]["content"]
     assert "sed changed nothing in calc.py" in first
     assert "-    return a - b" in second and "+    return a + b" in second
+
+
+def test_editor_commands_show_the_file_instead(host):
+    (Path(host.workdir) / "greet.py").write_text("print('hi')\n")
+    model = ScriptedModel(["```bash\nvim greet.py\n```", "DONE: looked"])
+    outcome, events = None, []
+    agent = Agent(model, host, EventBus([events.append]))
+    outcome = agent.run("look")
+    finished = [e for e in events if isinstance(e, CommandFinished)]
+    assert finished[0].command == "cat -n greet.py" and "print('hi')" in finished[0].output
+    assert "vim is interactive" in model.calls[1][-1]["content"]
+    assert outcome.steps >= 2

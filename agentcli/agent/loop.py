@@ -11,6 +11,7 @@ from agentcli.agent.edits import describe_change, new_content, sed_targets, writ
 from agentcli.agent.observation import format_observation
 from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply
 from agentcli.agent.prompts import render
+from agentcli.agent.repair import repair
 from agentcli.agent.stuck import StuckDetector
 from agentcli.context.window import Context, ContextWindow
 from agentcli.events import (
@@ -246,6 +247,9 @@ class Agent:
         self._format_errors = 0
         command = parsed.command or ""
         notes = parsed.notes
+        command, repaired = repair(command)
+        if repaired:
+            notes = [*notes, repaired]
         if parsed.file_write is not None:
             command, edit_notes = self._file_edit(*parsed.file_write)
             notes = [*edit_notes, *notes]

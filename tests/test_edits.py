@@ -81,3 +81,10 @@ def test_parser_reads_file_blocks():
     assert parse_reply("backup.sh:\n```bash\n#!/bin/bash\necho hi\n```").file_write[0] == "backup.sh"
     assert parse_reply("Let me look at calc.py:\n```bash\ncat calc.py\n```").command == "cat calc.py"
     assert parse_reply("Write /etc/passwd:\n```text\nx\n```").file_write in (None, ("", "x\n"))
+
+
+def test_unlabelled_block_under_a_file_name_is_content_unless_it_is_a_command():
+    assert parse_reply("hello.txt:\n```\nhello world\n```").file_write == ("hello.txt", "hello world\n")
+    looked = parse_reply("Let me look at calc.py\n```\ncat calc.py\n```")
+    assert looked.file_write is None and looked.command == "cat calc.py"
+    assert parse_reply("Run calc.py to check:\n```\npython3 calc.py\n```").command == "python3 calc.py"

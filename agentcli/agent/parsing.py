@@ -214,19 +214,26 @@ _PATH_COMMENT = re.compile(
 )
 
 
-def _file_target(text: str, block: Block) -> tuple[str, str] | None:
-    """(path, content) when a block is a file's content: named on the line(s) just before it, or in its first line."""
+def _file_target(text: str, block: Block) -> tuple[str, str, bool] | None:
+    """(path, content, headed) when a block is a file's content: named in its first line, or on the
+    line(s) just before it; `headed` when the name ends its line ("hello.txt:"), as a heading does."""
     body = block.body
     first, _, rest = body.partition("\n")
     if named := _PATH_COMMENT.match(first):
-        return _safe_path(named.group(1)), rest
+        return _safe_path(named.group(1)), rest, True
     before = [line for line in text[: block.start].splitlines()[-2:] if line.strip()]
     same_line = text[block.start : text.find("\n", block.start)] if block.start < len(text) else ""
-    for line in reversed([*before, same_line]):
-        paths = _PATH.findall(line.replace("`", " ").replace("*", " "))
+    for line in reversed([*before, same_line.split("```")[0].split("~~~")[0]]):
+        plain = line.replace("`", " ").replace("*", " ")
+        paths = _PATH.findall(plain)
         if paths:
-            return _safe_path(paths[-1]), body
+            return _safe_path(paths[-1]), body, plain.rstrip(" \t:").endswith(paths[-1])
     return None
+
+
+def _looks_like_command(body: str) -> bool:
+    words = body.strip().split()
+    return bool(words) and (words[0].lstrip("$ ") in _COMMON_COMMANDS or words[0].startswith("./"))
 
 
 def _safe_path(path: str) -> str:
@@ -245,9 +252,15 @@ def parse_reply(text: str) -> ParsedReply:
         if not block.body.strip():
             continue
         target = _file_target(clean, block)
-        is_script = block.language not in SHELL_LANGUAGES or block.body.startswith("#!")
-        if target and target[0] and is_script:
-            reply.file_write = target
+        # A bash block is a command unless it is a script (#!); an unlabelled block under a file's
+        # name, as a heading, is that file's content.
+        is_content = target is not None and (
+            block.language not in SHELL_LANGUAGES
+            or block.body.startswith("#!")
+            or (block.language == "" and target[2] and not _looks_like_command(block.body))
+        )
+        if target and target[0] and is_content:
+            reply.file_write = target[0], target[1]
             if len(blocks) > 1:
                 reply.notes.append("Only your first block was used; send one action per reply.")
             return reply

@@ -99,3 +99,8 @@ def test_find_blocks_languages():
 
 def test_numbered_list_not_starting_at_one_is_not_a_plan():
     assert extract_plan("3. something\n4. other") is None
+
+
+def test_done_inside_a_command_block_finishes():
+    parsed = parse_reply('All good.\n```bash\nDONE: Created hello.txt with the content "hello world"\n```')
+    assert parsed.finished and parsed.summary.startswith("Created hello.txt")

@@ -304,6 +304,11 @@ def parse_reply(text: str) -> ParsedReply:
         reply.finished = True
         reply.summary = marker.group(2).strip() if marker else _first_sentence(prose)
         return reply
+    # "DONE: summary" written inside the command block, as small models do.
+    if (inside := _FINISH_LINE.match(command.strip())) and inside.group(1).isupper():
+        reply.finished = True
+        reply.summary = inside.group(2).strip()
+        return reply
     reply.command = command
     if not first.closed:
         reply.notes.append("Your command block was not closed with ```; it was run as written.")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from agentcli.sandbox.base import Observation
 
 
@@ -11,9 +9,8 @@ def format_observation(obs: Observation, notes: list[str] | None = None) -> str:
     """A header line with the exit code and duration, then the output (head and tail when long)."""
     lines: list[str] = []
     if obs.syntax_error:
-        detail = re.sub(r"^\S*/\d{4}\.sh: ", "", obs.output.strip(), flags=re.MULTILINE)
         lines.append("[syntax error: bash could not parse the command, so it did not run]")
-        lines.append(detail)
+        lines.append(obs.output.strip())
     else:
         if obs.timed_out:
             head = (

@@ -216,6 +216,9 @@ class PersistentShell:
         syntax_error = (self.control_host / f"{cid}.syntax").exists() or (
             exit_code == 2 and _PARSE_ERROR.search(text) is not None
         )
+        # bash names the command's file in its errors; say "bash" as an interactive shell would, so the
+        # same error reads the same every time (stuck detection compares outputs).
+        text = text.replace(f"{ctl}/{cid}.sh", "bash")
         return Observation(
             command=command,
             exit_code=exit_code,

@@ -1,0 +1,72 @@
+"""The embedded 1.5B model, through the loop and a real sandbox, completes a trivial task by itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentcli.sandbox.local import bwrap_available
+from tests.conftest import git
+
+pytestmark = [pytest.mark.llamacpp, pytest.mark.slow]
+
+MODEL = "local/qwen2.5-coder-1.5b"
+
+
+def _model_ready() -> str | None:
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return "llama-cpp-python is not installed"
+    from agentcli.models import store
+
+    if not store.resolve(MODEL).path.is_file():
+        return f"{MODEL} is not pulled (agentcli models pull {MODEL})"
+    return None
+
+
+@pytest.mark.skipif(_model_ready() is not None, reason=_model_ready() or "")
+def test_real_model_creates_a_file_and_finishes(tmp_path: Path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("# notes\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    sandbox = "bwrap" if bwrap_available() else "host"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentcli",
+            "solve",
+            "Create a file named hello.txt containing exactly: hello world",
+            "--model",
+            MODEL,
+            "--sandbox",
+            sandbox,
+            "--json",
+            "--max-steps",
+            "8",
+            "--timeout",
+            "900",
+        ],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, "AGENTCLI_CONFIG_DIR": str(tmp_path / "config")},
+    )
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    result = events[-1]
+    assert result["type"] == "result", done.stderr
+    assert result["status"] == "finished", result
+    assert done.returncode == 0
+    assert (repo / "hello.txt").read_text().strip() == "hello world"
+    assert any(e["type"] == "model_replied" and (e["prompt_evaluated"] or 0) < e["prompt_tokens"] for e in events[2:])

@@ -168,7 +168,7 @@ def run_session(
     reply_tokens: int,
     summarizer: Summarizer,
     steps: int,
-    marks: tuple[float, float] = (0.75, 0.3),
+    marks: tuple[float, float] = (0.8, 0.3),
 ) -> Run:
     model = CountedModel(replies, context_window=window)
     counter = TokenCounter(tiktoken_count)
@@ -313,6 +313,7 @@ def main() -> None:
     parser.add_argument("--recall-step", type=int, default=200)
     parser.add_argument("--summary-model", default="local/qwen2.5-coder-0.5b", help="'' to skip the model recall run")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--other-budgets", default="4096,16384,32768", help="more windows for the stability figures")
     args = parser.parse_args()
 
     repo, modules = fresh_repo(args.seed)
@@ -322,6 +323,15 @@ def main() -> None:
     baseline = run_session(repo, replies, 10**9, args.reply_tokens, digest_only, args.steps)
     report_tokens(windowed, baseline, args.budget, args.reply_tokens)
     report_stability(windowed, baseline)
+    for budget in (int(b) for b in args.other_budgets.split(",") if b.strip()):
+        repo, _ = fresh_repo(args.seed)
+        other = run_session(repo, replies, budget, args.reply_tokens, digest_only, args.steps)
+        folds = sum(1 for c in other.compactions if c.folded_messages)
+        print(
+            f"   at a {budget}-token window: {stability(other):.1f} % of steps extend the previous prompt, "
+            f"{reuse(other):.1f} % of prompt tokens reusable, {folds} compactions, "
+            f"mean {statistics.mean(other.prompt_tokens):,.0f} tokens per step"
+        )
 
     print(f"\n3. Recall of a fact seen at step 3 (config/service.ini: port {PORT}, probes/{PROBE})")
     short = [*replies[: args.recall_step - 1], replies[-1]]

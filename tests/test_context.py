@@ -431,3 +431,18 @@ def test_cli_long_session_under_the_smallest_budget_that_fits(repo: Path, tmp_pa
     assert max(e["prompt_tokens"] for e in replied) <= needed - 1024
     assert sum(e["type"] == "context_compacted" for e in events) >= 10
     assert events[-1]["type"] == "result" and events[-1]["status"] == "finished"
+
+
+def test_a_folded_follow_up_task_stays_in_the_notes() -> None:
+    context = ContextWindow(ScriptedModel([]), window=1500, reply_tokens=200)
+    context.start(SYSTEM, render("task", task="count things", context=""))
+    context.add("assistant", "```bash\necho 0\n```")
+    context.add("user", "[exit 0 · 0.0s]\n0")
+    context.add("user", render("task", task="now also count the files in src/", context=""))
+    for i in range(1, 80):
+        context.prompt()
+        context.add("assistant", f"```bash\necho {i}\n```")
+        context.add("user", f"[exit 0 · 0.0s]\n{i}")
+    notes = context.messages()[1]["content"]
+    assert context.compactions >= 2
+    assert "Later tasks from the user (the last is current):\n- now also count the files in src/" in notes

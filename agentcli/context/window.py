@@ -43,6 +43,8 @@ MIN_STEP_ROOM = 256
 # Characters per token assumed when a token budget becomes a character limit (code runs ~3-4).
 CHARS_PER_TOKEN = 3
 _MIN_OBSERVATION_CHARS = 400
+# How a task message starts (agentcli/agent/prompts/task.md).
+_TASK_PREFIX = "Task: "
 
 
 class Context(Protocol):
@@ -79,7 +81,7 @@ class ContextWindow:
         reply_tokens: int = 1024,
         summarizer: Summarizer | None = None,
         on_event: Callable[[Event], None] | None = None,
-        high_water: float = 0.75,
+        high_water: float = 0.8,
         low_water: float = 0.3,
         min_fold: float = 0.5,
         counter: TokenCounter | None = None,
@@ -103,6 +105,7 @@ class ContextWindow:
         self.task: Message = {"role": "user", "content": task}
         self.summary = ""  # the block after the task: header, plan, facts, digest
         self.facts: list[str] = []
+        self.requests: list[str] = []  # follow-up task messages that were folded
         self.plan: list[str] = []
         self.recent: list[Message] = []
         self.digest = Digest()
@@ -259,6 +262,8 @@ class ContextWindow:
         folded, self.recent = self.recent[:count], self.recent[count:]
         first = self.folded_steps + 1
         self.folded_steps += self.digest.add(folded, first)
+        # Follow-up tasks (a REPL session) stay in view: they are as binding as the first one.
+        self.requests += [m["content"] for m in folded if m["role"] == "user" and m["content"].startswith(_TASK_PREFIX)]
         fallback = self._update_notes(folded, first)
         self.compactions += 1
         self.fallbacks += fallback
@@ -271,6 +276,9 @@ class ContextWindow:
             f"[Steps 1-{self.folded_steps} were folded into these notes to save room; "
             "full command outputs stay in their saved files.]"
         ]
+        if self.requests:
+            later = "\n".join(f"- {cut_middle(r.removeprefix(_TASK_PREFIX).strip(), 600)}" for r in self.requests[-3:])
+            parts.append("Later tasks from the user (the last is current):\n" + later)
         if self.plan:
             parts.append("Current plan:\n" + "\n".join(f"{i}. {step}" for i, step in enumerate(self.plan, 1)))
         if facts:

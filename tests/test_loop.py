@@ -193,3 +193,9 @@ def test_editor_commands_show_the_file_instead(host):
     assert finished[0].command == "cat -n greet.py" and "print('hi')" in finished[0].output
     assert "vim is interactive" in model.calls[1][-1]["content"]
     assert outcome.steps >= 2
+
+
+def test_done_without_any_command_is_never_accepted(host):
+    outcome, events = run(["DONE: did it"] * 6, host, max_format_errors=4)
+    assert outcome.status == "failed" and "no usable command" in outcome.reason
+    assert all("not run any command" in e.message for e in events if isinstance(e, FormatError))

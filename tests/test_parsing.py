@@ -104,3 +104,10 @@ def test_numbered_list_not_starting_at_one_is_not_a_plan():
 def test_done_inside_a_command_block_finishes():
     parsed = parse_reply('All good.\n```bash\nDONE: Created hello.txt with the content "hello world"\n```')
     assert parsed.finished and parsed.summary.startswith("Created hello.txt")
+
+
+def test_a_list_of_inline_commands_runs_the_first_and_ignores_done():
+    reply = "PLAN:\n1. Look at `app.py`.\n\nSteps:\n1. `cat -n app.py`\n2. `python3 app.py`\n\nDONE: fixed `app.py`."
+    parsed = parse_reply(reply)
+    assert parsed.command == "cat -n app.py" and not parsed.finished
+    assert any("first command of your list" in note for note in parsed.notes)

@@ -208,7 +208,11 @@ class Agent:
         """Accept the model's "done", unless something says otherwise; each objection is raised once.
 
         Small models often declare a task done after merely looking at it, or right after a failure.
+        A run in which no command ran at all is never accepted as finished.
         """
+        if self._commands_run == 0:
+            self._format_error(f"Not done yet: you have not run any command. {self._plan_reminder()}", step)
+            return
         objection = self._finish_objection()
         if objection is not None:
             self._format_error(objection, step)
@@ -217,7 +221,6 @@ class Agent:
 
     def _finish_objection(self) -> str | None:
         checks: list[tuple[str, Callable[[], str | None]]] = [
-            ("no-command", lambda: "You have not run any command yet." if self._commands_run == 0 else None),
             (
                 "failed",
                 lambda: (

@@ -231,6 +231,14 @@ def _file_target(text: str, block: Block) -> tuple[str, str, bool] | None:
     return None
 
 
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def _listed_commands(prose: str) -> list[str]:
+    """Commands written as `inline code` in prose, in order: small models list their steps that way."""
+    return [code.strip() for code in _INLINE_CODE.findall(prose) if _looks_like_command(code)]
+
+
 def _looks_like_command(body: str) -> bool:
     words = body.strip().split()
     return bool(words) and (words[0].lstrip("$ ") in _COMMON_COMMANDS or words[0].startswith("./"))
@@ -269,12 +277,21 @@ def parse_reply(text: str) -> ParsedReply:
     shell_blocks = [b for b in blocks if b.language in SHELL_LANGUAGES and b.body.strip()]
 
     if not shell_blocks:
-        if marker:
+        if (inline := _INLINE_BLOCK.search(clean)) is not None:
+            reply.command = inline.group(1).strip()
+            return reply
+        listed = _listed_commands(prose)
+        if marker and not listed:
             reply.finished = True
             reply.summary = marker.group(2).strip() or _summary_from(prose, marker.start())
             return reply
-        if (inline := _INLINE_BLOCK.search(clean)) is not None:
-            reply.command = inline.group(1).strip()
+        if listed:
+            # A plan written as a list of `commands` (and often a DONE after it): run the first one.
+            reply.command = listed[0]
+            if len(listed) > 1 or marker:
+                reply.notes.append(
+                    "Only the first command of your list ran; send one command per reply, in a ```bash block."
+                )
             return reply
         if (bare := _bare_command(clean)) is not None:
             reply.command = bare

@@ -168,6 +168,19 @@ def test_wall_clock_stops_a_long_generation(host):
     assert "time limit" in outcome.reason and outcome.wall_time < 1.5
 
 
+class DoneAtTheDeadline(SlowStreamingModel):
+    def complete(self, messages, *, max_tokens=None, on_token=None):
+        reply = super().complete(messages, max_tokens=max_tokens, on_token=on_token)
+        return Reply("The task is done. " + reply.text, reply.usage)
+
+
+def test_a_reply_cut_by_the_deadline_is_not_acted_on(host):
+    agent = Agent(DoneAtTheDeadline([]), host, EventBus(), limits=RunLimits(timeout=0.5))
+    agent._commands_run = 1  # as if work had been done: only the deadline may stop this finish
+    outcome = agent.run("task")
+    assert outcome.status == "failed" and "time limit" in outcome.reason
+
+
 def test_sed_that_matches_nothing_is_reported_and_a_real_edit_shows_its_diff(host):
     (Path(host.workdir) / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     model = ScriptedModel(

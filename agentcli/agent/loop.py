@@ -166,6 +166,9 @@ class Agent:
             )
         )
         self.context.add("assistant", reply.text)
+        if self.limits.timeout and self._elapsed() >= self.limits.timeout:
+            # The reply may have been cut short by the deadline: don't act on half a thought.
+            raise _Stop("failed", f"time limit reached ({self.limits.timeout:g}s)")
         parsed = parse_reply(reply.text)
         if parsed.plan and parsed.plan != self.outcome.plan:
             self.outcome.plan = parsed.plan

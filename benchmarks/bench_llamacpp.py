@@ -89,6 +89,17 @@ _OUTPUT_LINES = [
 ]
 
 
+def _timings(started: float, stamps: list[float], text: list[str]) -> dict[str, float | str]:
+    """Latency, time to first token and tokens per second of one streamed reply."""
+    ended = time.perf_counter()
+    return {
+        "latency": ended - started,
+        "ttft": stamps[0] - started if stamps else float("nan"),
+        "tps": (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 2 else float("nan"),
+        "text": "".join(text),
+    }
+
+
 def observation(step: int) -> str:
     """A realistic command output of about 150 tokens, different for every step."""
     lines = []
@@ -130,13 +141,7 @@ def raw_fresh(llama, messages: list[Message], reset: bool = True) -> dict[str, f
         if piece:
             stamps.append(time.perf_counter())
             text.append(piece)
-    ended = time.perf_counter()
-    return {
-        "latency": ended - started,
-        "ttft": stamps[0] - started if stamps else float("nan"),
-        "tps": (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 2 else float("nan"),
-        "text": "".join(text),  # type: ignore[dict-item]
-    }
+    return _timings(started, stamps, text)
 
 
 def free_port() -> int:
@@ -185,13 +190,7 @@ def via_server(litellm, port: int, messages: list[Message]) -> dict[str, float]:
         if piece:
             stamps.append(time.perf_counter())
             text.append(piece)
-    ended = time.perf_counter()
-    return {
-        "latency": ended - started,
-        "ttft": stamps[0] - started if stamps else float("nan"),
-        "tps": (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 2 else float("nan"),
-        "text": "".join(text),  # type: ignore[dict-item]
-    }
+    return _timings(started, stamps, text)
 
 
 # --- (a) + (b) ----------------------------------------------------------------------------------

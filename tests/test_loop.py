@@ -8,7 +8,7 @@ import pytest
 
 from agentcli.agent.loop import Agent, RunLimits
 from agentcli.agent.stuck import StuckDetector
-from agentcli.events import CommandFinished, Event, EventBus, FormatError, Nudge, PlanUpdated
+from agentcli.events import CommandFinished, Event, EventBus, FormatError, ModelReplied, Nudge, PlanUpdated
 from agentcli.models.base import Message, Reply, Usage
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
@@ -212,3 +212,28 @@ def test_done_without_any_command_is_never_accepted(host):
     outcome, events = run(["DONE: did it"] * 6, host, max_format_errors=4)
     assert outcome.status == "failed" and "no usable command" in outcome.reason
     assert all("not run any command" in e.message for e in events if isinstance(e, FormatError))
+
+
+class RamblingModel(ScriptedModel):
+    """Streams line after line of prose and never a command, unless told to stop."""
+
+    def complete(self, messages, *, max_tokens=None, on_token=None):
+        self.calls.append(list(messages))
+        if len(self.calls) > 1:
+            return Reply("DONE: stopped rambling", Usage(prompt_tokens=10, completion_tokens=3))
+        sent = []
+        for i in range(400):
+            line = f"THOUGHT: the code might need change number {i}.\n"
+            sent.append(line)
+            if on_token is not None and on_token(line):
+                break
+        return Reply("".join(sent), Usage(prompt_tokens=10, completion_tokens=len(sent)))
+
+
+def test_long_prose_without_a_command_is_cut_short(host):
+    model = RamblingModel([])
+    events: list[Event] = []
+    Agent(model, host, EventBus([events.append]), limits=RunLimits(max_steps=2)).run("task")
+    first = next(e for e in events if isinstance(e, ModelReplied))
+    assert 1500 < len(first.text) < 1700
+    assert any("No command found" in e.message for e in events if isinstance(e, FormatError))

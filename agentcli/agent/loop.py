@@ -33,6 +33,10 @@ from agentcli.sandbox.base import Observation, Sandbox
 CONTEXT_RETRIES = 3
 
 
+# Characters of reply without any code fence after which generation stops (see _stream_watcher).
+PROSE_LIMIT = 1500
+
+
 @dataclass
 class RunLimits:
     max_steps: int = 40
@@ -203,7 +207,12 @@ class Agent:
             streamed.append(piece)
             if self.limits.timeout and self._elapsed() >= self.limits.timeout:
                 return True  # the wall clock holds during generation too; the next limit check ends the run
-            return ("`" in piece or "\n" in piece) and action_complete("".join(streamed))
+            if "\n" not in piece and "`" not in piece:
+                return False
+            text = "".join(streamed)
+            # Small models can muse for hundreds of tokens without ever writing a command; past this
+            # much prose, stop and ask for the command rather than wait for it.
+            return action_complete(text) or (len(text) > PROSE_LIMIT and "```" not in text)
 
         return on_token
 

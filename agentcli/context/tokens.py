@@ -42,7 +42,8 @@ def tiktoken_count(messages: list[Message], encoding: str = "cl100k_base") -> in
     return 3 + sum(4 + len(enc.encode(m["content"], disallowed_special=())) for m in messages)
 
 
-def _estimate_count(messages: list[Message]) -> int:
+def estimate_message_tokens(messages: list[Message]) -> int:
+    """`estimate_tokens` over messages, with a few tokens of framing each."""
     return sum(estimate_tokens(m["content"]) + 4 for m in messages)
 
 
@@ -69,7 +70,7 @@ class TokenCounter:
 
     def _guarded(self, count: CountFn) -> CountFn:
         """The backend's counter, falling back to tiktoken, then to an estimate, if it fails."""
-        chain: list[CountFn] = [count, tiktoken_count, _estimate_count]
+        chain: list[CountFn] = [count, tiktoken_count, estimate_message_tokens]
 
         def counted(messages: list[Message]) -> int:
             while True:

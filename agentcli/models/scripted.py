@@ -5,13 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from agentcli.context.tokens import estimate_message_tokens, estimate_tokens
 from agentcli.errors import UsageError
 from agentcli.models.base import Message, ModelGaveUp, Reply, StreamCallback, Usage
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token: close enough for budgets when no tokenizer is at hand."""
-    return max(1, (len(text) + 3) // 4)
 
 
 class ScriptedModel:
@@ -42,7 +38,7 @@ class ScriptedModel:
         return self._window
 
     def count_tokens(self, messages: list[Message]) -> int:
-        return sum(estimate_tokens(m["content"]) + 4 for m in messages)
+        return estimate_message_tokens(messages)
 
     def complete(
         self,

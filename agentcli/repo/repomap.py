@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.context.tokens import estimate_tokens
 from agentcli.errors import UsageError
 from agentcli.repo.mapcache import TagCache, cache_path
 from agentcli.repo.ranking import (
@@ -43,11 +44,6 @@ SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "
 LINE_MARK = "│"
 # Files the task names get about half the budget first: a signature line costs ~12 tokens.
 FOCUS_TOKENS_PER_DEFINITION = 24
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token: cheap, and needs no tokenizer."""
-    return (len(text) + 3) // 4
 
 
 @dataclass

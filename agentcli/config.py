@@ -43,6 +43,7 @@ class Settings:
     reply_tokens: int = 1024
     output_limit: int = 4000  # characters of one command's output the model sees
     repo_map_tokens: int = 1024
+    file_view_tokens: int = 1536  # file contents shown at the start
     temperature: float = 0.0
     retries: int = 4  # extra tries of a failed model call (429, 5xx, timeouts)
     n_ctx: int = 8192  # llama.cpp context cap
@@ -102,6 +103,7 @@ def validate(settings: Settings) -> Settings:
         "max_tokens",
         "context_budget",
         "repo_map_tokens",
+        "file_view_tokens",
         "output_limit",
     )
     for name in not_negative:

@@ -3,41 +3,36 @@
 from __future__ import annotations
 
 import logging
-import subprocess
 from pathlib import Path
 
 from agentcli.config import Settings
+from agentcli.repo.excerpts import is_code, select_excerpts
 
 MAX_LISTED_FILES = 60
 log = logging.getLogger(__name__)
 
 
 def list_files(root: Path) -> list[str]:
-    """Files git would track (ignored ones left out), or a plain walk outside git."""
-    listing = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-    )
-    if listing.returncode == 0:
-        return sorted({line for line in listing.stdout.splitlines() if line and not line.startswith(".agentcli/")})
-    return sorted(
-        str(p.relative_to(root))
-        for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+    """The repository's files as git sees them (ignored ones left out), without agentcli's own."""
+    from agentcli.repo.repomap import list_files as repository_files
+
+    return [f for f in repository_files(root) if not f.startswith(".agentcli/")]
 
 
 def repository_overview(root: Path, task: str, settings: Settings) -> str:
-    """The file list, then a ranked map of the code's symbols within `repo_map_tokens`."""
+    """The file list, the contents of the files that matter most within `file_view_tokens`, then a
+    ranked map of the code's symbols within `repo_map_tokens` (left out when every code file is shown)."""
     files = list_files(root)
     if not files:
         return "The repository is empty."
     shown = files[:MAX_LISTED_FILES]
     more = f"\n… and {len(files) - len(shown)} more files" if len(files) > len(shown) else ""
     parts = [f"Files in the repository ({len(files)}):\n" + "\n".join(shown) + more]
-    if settings.repo_map_tokens > 0:
+    excerpts = select_excerpts(root, files, task, settings.file_view_tokens)
+    if excerpts:
+        parts.append("Current contents of the main files:\n\n" + "\n\n".join(e.render() for e in excerpts))
+    whole = {e.path for e in excerpts if e.shown == e.lines}
+    if settings.repo_map_tokens > 0 and any(is_code(f) and f not in whole for f in files):
         try:
             from agentcli.repo.repomap import build_repo_map
 

@@ -123,7 +123,9 @@ def test_done_with_failing_command_does_not_finish(host):
 def test_finish_check_objects_once(host):
     seen: list[Event] = []
     replies = ["```bash\ntrue\n```", "DONE: looked", "DONE: looked again"]
-    agent = Agent(ScriptedModel(replies), host, EventBus([seen.append]), finish_check=lambda: "Nothing changed.")
+    agent = Agent(
+        ScriptedModel(replies), host, EventBus([seen.append]), finish_checks=[("unchanged", lambda: "Nothing changed.")]
+    )
     outcome = agent.run("task")
     assert outcome.status == "finished" and outcome.steps == 3
     objections = [e.message for e in seen if isinstance(e, FormatError)]

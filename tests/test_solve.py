@@ -179,10 +179,36 @@ def test_help_does_not_import_heavy_modules(tmp_path: Path):
 
 
 def test_done_without_any_change_is_questioned_once(failing_repo: Path, write_replies):
-    replies = ["```bash\ncat calc.py\n```", "DONE: looked at it", "DONE: nothing to change"]
+    replies = ["```bash\ncat calc.py\n```", "DONE: looked at it", "DONE: nothing to change", "DONE: really"]
     result = agentcli(
         "solve", "check calc.py", "--model", write_replies(replies), "--sandbox", "host", "--json", cwd=failing_repo
     )
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    assert result.returncode == 0 and events[-1]["steps"] == 3
-    assert any("No file in the repository has changed" in e.get("message", "") for e in events)
+    assert result.returncode == 0 and events[-1]["steps"] == 4
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert len(objections) == 2
+    assert "No file in the repository has changed" in objections[0]
+    assert "the repository's tests fail" in objections[1]  # then the failing test is the next objection
+
+
+@pytest.mark.parametrize("backend", SANDBOXES)
+def test_done_while_the_repository_tests_fail_is_questioned_with_their_output(
+    failing_repo: Path, write_replies, backend: str
+):
+    replies = [
+        "```bash\necho '# looked' >> calc.py\n```",
+        "DONE: fixed",  # it is not: the test still fails
+        "```bash\nsed -i 's/a - b/a + b/' calc.py\n```",
+        "DONE: fixed now",
+    ]
+    result = agentcli(
+        "solve", "fix add", "--model", write_replies(replies), "--sandbox", backend, "--json", cwd=failing_repo
+    )
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.returncode == 0, result.stderr
+    assert events[-1]["status"] == "finished" and events[-1]["steps"] == 4
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert len(objections) == 1 and "the repository's tests fail" in objections[0]
+    assert "assert -1 == 5" in objections[0]  # pytest's own account of the failure
+    # Checking left nothing behind in the repository.
+    assert git(failing_repo, "status", "--porcelain", "--ignored").split() == ["M", "calc.py", "!!", ".agentcli/"]

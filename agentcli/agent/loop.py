@@ -73,6 +73,9 @@ class Decision:
 
 
 Approver = Callable[[str], Decision]
+# A named question asked when the model says it is done: an objection ("no file has changed") or
+# None. The same objection is raised once per task, so a model that insists can still finish.
+FinishCheck = tuple[str, Callable[[], "str | None"]]
 
 
 class _Stop(Exception):
@@ -94,7 +97,7 @@ class Agent:
         context: Context | None = None,
         stuck: StuckDetector | None = None,
         approve: Approver | None = None,
-        finish_check: Callable[[], str | None] | None = None,
+        finish_checks: list[FinishCheck] | None = None,
     ):
         self.model = model
         self.sandbox = sandbox
@@ -103,14 +106,14 @@ class Agent:
         self.context = context or ContextWindow(model, reply_tokens=self.limits.reply_tokens, on_event=events.emit)
         self.stuck = stuck or StuckDetector()
         self.approve = approve
-        # Asked when the model says it is done: an objection (e.g. "no file has changed") or None.
-        self.finish_check = finish_check
+        # Asked in order when the model says it is done, after "did the last command fail?".
+        self.finish_checks = list(finish_checks or [])
         self.outcome = Outcome(status="failed", reason="not started")
         self._started = 0.0
         self._format_errors = 0
         self._commands_run = 0
         self._first_step = 0
-        self._questioned: set[str] = set()
+        self._questioned: set[tuple[str, str]] = set()
         self._last_exit_code = 0
 
     def run(self, task: str, *, context_text: str = "") -> Outcome:
@@ -239,14 +242,12 @@ class Agent:
                     f"Your last command failed (exit {self._last_exit_code})." if self._last_exit_code != 0 else None
                 ),
             ),
-            ("check", self.finish_check or (lambda: None)),
+            *self.finish_checks,
         ]
         for name, check in checks:
-            if name in self._questioned:
-                continue
             problem = check()
-            if problem is not None:
-                self._questioned.add(name)
+            if problem is not None and (name, problem) not in self._questioned:
+                self._questioned.add((name, problem))
                 return f"Not done yet: {problem} {self._plan_reminder()}" + (
                     " If the task is really complete, reply `DONE: <what you did>` again."
                 )

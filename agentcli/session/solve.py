@@ -28,10 +28,11 @@ from agentcli.models.base import Model, ModelError, ModelUnavailable
 from agentcli.models.resolve import create_model, default_model_name
 from agentcli.repo import checkpoint as cp
 from agentcli.repo import publish
-from agentcli.repo.overview import repository_overview
+from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
+from agentcli.session.checks import failing_tests, test_command
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
 from agentcli.session.undo import record_ignored
 
@@ -134,7 +135,7 @@ class Session:
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
         agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context)
-        agent.finish_check = self._nothing_changed
+        agent.finish_checks = [("unchanged", self._nothing_changed), ("tests", self._failing_tests)]
         return agent
 
     def _nothing_changed(self) -> str | None:
@@ -142,6 +143,14 @@ class Session:
         if self._checkpoint is None or cp.changed_paths(self.root, self._checkpoint):
             return None
         return "No file in the repository has changed yet."
+
+    def _failing_tests(self) -> str | None:
+        """An objection to "done" while the repository's own tests fail."""
+        command = test_command(list_files(self.root))
+        if command is None or self.sandbox is None:
+            return None
+        self.notify(f"checking before finishing: {command}")
+        return failing_tests(self.sandbox, command)
 
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)

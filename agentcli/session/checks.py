@@ -1,0 +1,40 @@
+"""Checks a "done" must pass: the repository's own tests, run in the sandbox.
+
+Small models declare success after an edit they never ran, or after tests they misread. When the
+repository has Python tests, they are run (quietly, stopping at the first failure, leaving no
+cache files behind) before a "done" is accepted; a failure goes back to the model as its output.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from agentcli.context.summary import cut_middle
+from agentcli.sandbox.base import Sandbox
+
+TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
+PYTEST = "python3 -m pytest -x -q -p no:cacheprovider"
+# Checking must not leave files in the user's repository.
+QUIET_ENV = "PYTHONDONTWRITEBYTECODE=1"
+# pytest's exit codes for failing tests and for errors while collecting them; the others (no
+# tests, usage error, pytest missing) say nothing about the change.
+FAILING = {1, 2}
+TEST_TIMEOUT = 90.0
+SHOWN_CHARS = 1800
+_TIMING = re.compile(r" in \d+(?:\.\d+)?s\b")
+
+
+def test_command(files: list[str]) -> str | None:
+    """The command that runs the repository's tests, or None when it has none we know how to run."""
+    return PYTEST if any(TEST_FILE.search(f) for f in files) else None
+
+
+def failing_tests(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT) -> str | None:
+    """What the tests print when they fail, or None when they pass (or cannot say)."""
+    # A subshell, so the model's shell keeps its own directory and variables.
+    obs = sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && {QUIET_ENV} {command})", timeout=timeout)
+    if obs.timed_out or obs.exit_code not in FAILING or "No module named pytest" in obs.output:
+        return None
+    output = _TIMING.sub("", obs.output.strip())
+    return f"the repository's tests fail (`{command}`):\n{cut_middle(output, SHOWN_CHARS)}"

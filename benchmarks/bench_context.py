@@ -168,7 +168,6 @@ def run_session(
     reply_tokens: int,
     summarizer: Summarizer,
     steps: int,
-    marks: tuple[float, float] = (0.8, 0.3),
 ) -> Run:
     model = CountedModel(replies, context_window=window)
     counter = TokenCounter(tiktoken_count)
@@ -192,8 +191,6 @@ def run_session(
         summarizer=timed,
         on_event=listen,
         counter=counter,
-        high_water=marks[0],
-        low_water=marks[1],
     )
     started = time.perf_counter()
     with HostSandbox(repo, repo / ".agentcli" / "commands", output_limit=context.observation_chars(4000)) as box:

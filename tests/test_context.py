@@ -439,7 +439,7 @@ def test_a_folded_follow_up_task_stays_in_the_notes() -> None:
     context.add("assistant", "```bash\necho 0\n```")
     context.add("user", "[exit 0 · 0.0s]\n0")
     context.add("user", render("task", task="now also count the files in src/", context=""))
-    for i in range(1, 80):
+    for i in range(1, 160):
         context.prompt()
         context.add("assistant", f"```bash\necho {i}\n```")
         context.add("user", f"[exit 0 · 0.0s]\n{i}")

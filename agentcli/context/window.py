@@ -81,8 +81,8 @@ class ContextWindow:
         reply_tokens: int = 1024,
         summarizer: Summarizer | None = None,
         on_event: Callable[[Event], None] | None = None,
-        high_water: float = 0.8,
-        low_water: float = 0.3,
+        high_water: float = 0.85,
+        low_water: float = 0.25,
         min_fold: float = 0.5,
         counter: TokenCounter | None = None,
     ):

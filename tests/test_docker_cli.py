@@ -156,7 +156,7 @@ def test_container_orphaned_by_sigkill_is_removed_by_the_next_run(failing_repo: 
         "solve",
         "x",
         "--model",
-        write_replies(["```bash\necho x > note.txt\n```", "DONE: wrote a note"]),
+        write_replies(["```bash\necho x > note.txt\n```", "DONE: wrote a note", "DONE: the failing test is not mine"]),
         "--sandbox",
         "docker",
         cwd=failing_repo,

@@ -113,7 +113,8 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
 
 def test_scripted_agent_that_does_the_wrong_thing_gets_no_reward(tmp_path: Path):
     out = tmp_path / "run.json"
-    model = replies(tmp_path, ["```bash\necho 'not a fix' >> README.md\n```", "DONE: all fixed."])
+    # The repository's failing tests object to the first DONE; the model insists and finishes.
+    model = replies(tmp_path, ["```bash\necho 'not a fix' >> README.md\n```", "DONE: all fixed.", "DONE: all fixed."])
     model = "scripted:" + Path(model.removeprefix("scripted:")).name  # relative to where eval runs, not the task
     args = ["--tasks", "fix-off-by-one", "--model", model, "--sandbox", "host", "--out", str(out)]
     proc = agentcli("eval", str(SUITE), *args, cwd=tmp_path)

@@ -135,7 +135,9 @@ class Session:
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
         agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context)
-        agent.finish_checks = [("unchanged", self._nothing_changed), ("tests", self._failing_tests)]
+        agent.finish_checks = [("unchanged", self._nothing_changed)]
+        if approve is None:  # where commands need the user's approval, none runs unasked
+            agent.finish_checks.append(("tests", self._failing_tests))
         return agent
 
     def _nothing_changed(self) -> str | None:

@@ -54,8 +54,12 @@ class Model(Protocol):
         *,
         max_tokens: int | None = None,
         on_token: StreamCallback | None = None,
+        temperature: float | None = None,
     ) -> Reply:
-        """Return the model's reply to `messages`. Raise `ModelError` subclasses on failure."""
+        """Return the model's reply to `messages`. Raise `ModelError` subclasses on failure.
+
+        `temperature` overrides the model's own for this call (the loop raises it to get a
+        different reply when a greedy one repeats itself)."""
         ...
 
     def count_tokens(self, messages: list[Message]) -> int:

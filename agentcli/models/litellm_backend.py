@@ -81,9 +81,10 @@ class LiteLLMModel:
         *,
         max_tokens: int | None = None,
         on_token: StreamCallback | None = None,
+        temperature: float | None = None,
     ) -> Reply:
         def attempt() -> Reply:
-            return self._call(messages, max_tokens, on_token)
+            return self._call(messages, max_tokens, on_token, temperature)
 
         def report(attempt_no: int, delay: float, error: Retryable) -> None:
             if self.on_retry is not None:
@@ -94,11 +95,13 @@ class LiteLLMModel:
         except Retryable as e:
             raise ModelUnavailable(f"{self.name}: {e} (gave up after {self.retry.attempts} tries)") from None
 
-    def _request(self, messages: list[Message], max_tokens: int | None, stream: bool) -> dict[str, Any]:
+    def _request(
+        self, messages: list[Message], max_tokens: int | None, stream: bool, temperature: float | None = None
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.name,
             "messages": messages,
-            "temperature": self.temperature,
+            "temperature": self.temperature if temperature is None else temperature,
             "timeout": self.timeout,
             "max_retries": 0,
             "num_retries": 0,
@@ -114,17 +117,27 @@ class LiteLLMModel:
             request["stream_options"] = {"include_usage": True}
         return request
 
-    def _call(self, messages: list[Message], max_tokens: int | None, on_token: StreamCallback | None) -> Reply:
+    def _call(
+        self,
+        messages: list[Message],
+        max_tokens: int | None,
+        on_token: StreamCallback | None,
+        temperature: float | None = None,
+    ) -> Reply:
         litellm = _litellm()
         started = time.monotonic()
         try:
             if on_token is None:
-                response = litellm.completion(**self._request(messages, max_tokens, stream=False))
+                response = litellm.completion(
+                    **self._request(messages, max_tokens, stream=False, temperature=temperature)
+                )
                 text = response.choices[0].message.content or ""
                 usage = _usage(getattr(response, "usage", None))
                 first_token = None
             else:
-                text, usage, first_token, response = self._stream(litellm, messages, max_tokens, on_token, started)
+                text, usage, first_token, response = self._stream(
+                    litellm, messages, max_tokens, on_token, started, temperature
+                )
         except Exception as error:  # translated into our own errors below
             raise _translate(litellm, error) from error
         if usage.prompt_tokens == 0:
@@ -137,11 +150,11 @@ class LiteLLMModel:
             usage.tokens_per_second = usage.completion_tokens / elapsed
         return Reply(text=text, usage=usage, cost=self._cost(litellm, response, usage), raw=response)
 
-    def _stream(self, litellm, messages, max_tokens, on_token, started):
+    def _stream(self, litellm, messages, max_tokens, on_token, started, temperature=None):
         pieces: list[str] = []
         usage = Usage()
         first_token = None
-        stream = litellm.completion(**self._request(messages, max_tokens, stream=True))
+        stream = litellm.completion(**self._request(messages, max_tokens, stream=True, temperature=temperature))
         last = None
         for chunk in stream:
             last = chunk

@@ -46,6 +46,7 @@ class ScriptedModel:
         *,
         max_tokens: int | None = None,
         on_token: StreamCallback | None = None,
+        temperature: float | None = None,
     ) -> Reply:
         self.calls.append(list(messages))
         index = len(self.calls) - 1

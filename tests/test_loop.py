@@ -151,7 +151,7 @@ def test_stuck_detector_unit():
 class SlowStreamingModel(ScriptedModel):
     """Streams its reply a word at a time, slowly, and stops when asked: like a local model."""
 
-    def complete(self, messages, *, max_tokens=None, on_token=None):
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
         import time as clock
 
         self.calls.append(list(messages))
@@ -171,7 +171,7 @@ def test_wall_clock_stops_a_long_generation(host):
 
 
 class DoneAtTheDeadline(SlowStreamingModel):
-    def complete(self, messages, *, max_tokens=None, on_token=None):
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
         reply = super().complete(messages, max_tokens=max_tokens, on_token=on_token)
         return Reply("The task is done. " + reply.text, reply.usage)
 
@@ -219,7 +219,7 @@ def test_done_without_any_command_is_never_accepted(host):
 class RamblingModel(ScriptedModel):
     """Streams line after line of prose and never a command, unless told to stop."""
 
-    def complete(self, messages, *, max_tokens=None, on_token=None):
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
         self.calls.append(list(messages))
         if len(self.calls) > 1:
             return Reply("DONE: stopped rambling", Usage(prompt_tokens=10, completion_tokens=3))
@@ -239,3 +239,62 @@ def test_long_prose_without_a_command_is_cut_short(host):
     first = next(e for e in events if isinstance(e, ModelReplied))
     assert 1500 < len(first.text) < 1700
     assert any("No command found" in e.message for e in events if isinstance(e, FormatError))
+
+
+PAGER = """def page_count(total, per_page):
+    return (total + per_page - 1) // per_page
+
+
+def paginate(items, page, per_page):
+    start = page * per_page
+    return items[start : start + per_page]
+"""
+
+
+def test_an_unnamed_python_block_goes_to_the_file_that_defines_it_then_done_counts(host):
+    # What the 1.5B wrote: a "REPLACING:" block with no file name, and DONE after it.
+    (Path(host.workdir) / "pager.py").write_text(PAGER)
+    (Path(host.workdir) / "test_pager.py").write_text("from pager import paginate\n")
+    fix = (
+        "def paginate(items, page, per_page):\n"
+        "    start = (page - 1) * per_page\n"
+        "    return items[start : start + per_page]"
+    )
+    seen: list[Event] = []
+    replies = [f"REPLACING:\n```python\n{fix}\n```\n\nDONE: fixed paginate"]
+    outcome = Agent(ScriptedModel(replies), host, EventBus([seen.append])).run("fix the pager")
+    assert outcome.status == "finished" and outcome.summary == "fixed paginate" and outcome.steps == 1
+    text = (Path(host.workdir) / "pager.py").read_text()
+    assert "start = (page - 1) * per_page" in text and "def page_count" in text  # spliced, the rest kept
+    started = [e for e in seen if type(e).__name__ == "CommandStarted"]
+    assert "pager.py defines paginate, so it went there" in started[0].notes[-1]
+
+
+def test_an_unnamed_block_no_file_defines_stays_a_format_error(host):
+    outcome, events = run(["```python\ndef brand_new():\n    pass\n```\nDONE: added"], host)
+    errors = [e.message for e in events if isinstance(e, FormatError)]
+    assert errors and "no file name" in errors[0] and not (Path(host.workdir) / "brand_new").exists()
+    assert outcome.status == "failed"
+
+
+class GreedyModel(ScriptedModel):
+    """Repeats one useless reply at temperature 0, as greedy decoding does; sampling gets it unstuck."""
+
+    def __init__(self):
+        super().__init__([])
+        self.temperatures: list[float | None] = []
+
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
+        self.temperatures.append(temperature)
+        text = "I would fix it." if temperature is None else "```bash\necho fixed > f.txt\n```\nDONE: fixed"
+        return Reply(text, Usage(prompt_tokens=10, completion_tokens=5))
+
+
+def test_a_reply_repeated_after_a_setback_is_sampled_afresh(host):
+    model = GreedyModel()
+    seen: list[Event] = []
+    outcome = Agent(model, host, EventBus([seen.append])).run("fix it")
+    assert outcome.status == "finished" and (Path(host.workdir) / "f.txt").read_text() == "fixed\n"
+    assert model.temperatures == [None, None, 0.7]  # the repeat of the useless reply was asked again
+    assert outcome.tokens_in == 30  # the discarded reply's tokens still count
+    assert any("repeated a reply that got nowhere" in getattr(e, "message", "") for e in seen)

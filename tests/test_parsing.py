@@ -73,7 +73,15 @@ def test_console_prompts_are_stripped():
 def test_python_block_only_is_a_precise_format_error():
     parsed = parse_reply("Here is the fix:\n```python\ndef add(a, b):\n    return a + b\n```")
     assert parsed.command is None and not parsed.finished
-    assert "```python" in parsed.error and "cat > FILE" in parsed.error
+    assert "```python" in parsed.error and "write its path on the line before the block" in parsed.error
+    assert parsed.code == ("python", "def add(a, b):\n    return a + b\n")  # for the loop to place
+
+
+def test_code_with_done_but_no_file_is_not_finished():
+    # A small model's "REPLACING:" block and a DONE after it: the block must be placed first.
+    parsed = parse_reply("REPLACING:\n```python\ndef add(a, b):\n    return a + b\n```\n\nDONE: fixed add")
+    assert not parsed.finished and parsed.code is not None
+    assert parsed.finish_after_command and parsed.summary == "fixed add"
 
 
 def test_prose_without_command_is_a_format_error():
@@ -111,3 +119,11 @@ def test_a_list_of_inline_commands_runs_the_first_and_ignores_done():
     parsed = parse_reply(reply)
     assert parsed.command == "cat -n app.py" and not parsed.finished
     assert any("first command of your list" in note for note in parsed.notes)
+
+
+def test_thought_lines_inside_the_command_block_are_not_run():
+    # The 1.5B copies the prompt's THOUGHT: label into its bash block.
+    parsed = parse_reply("```bash\nTHOUGHT: list the files\nls -la\n```")
+    assert parsed.command == "ls -la" and "not run" in parsed.notes[0]
+    only = parse_reply("PLAN:\n1. Make it\n2. Check it\n\n```bash\nTHOUGHT: Create data/users.csv.\n```")
+    assert only.command is None and "held only THOUGHT:/PLAN: lines" in only.error

@@ -39,6 +39,22 @@ def new_content(path: str, original: str | None, block: str) -> tuple[str, str]:
     return block, f"rewrote {path} with your block"
 
 
+def defined_names(block: str) -> list[str]:
+    """The top-level functions and classes a Python block defines, in order; [] if it does not parse."""
+    try:
+        tree = ast.parse(textwrap.dedent(block))
+    except SyntaxError:
+        return []
+    return [node.name for node in tree.body if isinstance(node, _DEFINITIONS)]
+
+
+def definition_search(names: list[str]) -> str:
+    """A command listing the Python files that define any of `names`, as `./path` lines."""
+    alternatives = "|".join(names)
+    pattern = rf"^[[:space:]]*(async[[:space:]]+)?(def|class)[[:space:]]+({alternatives})\b"
+    return f"grep -rlE --include='*.py' {shlex.quote(pattern)} . 2>/dev/null"
+
+
 def describe_change(path: str, before: str | None, after: str, limit: int = 40) -> str:
     """A short unified diff, so the model sees exactly what its edit did."""
     if before is None:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentcli.agent.edits import describe_change, new_content, sed_targets, write_command
+from agentcli.agent.edits import (
+    defined_names,
+    definition_search,
+    describe_change,
+    new_content,
+    sed_targets,
+    write_command,
+)
 from agentcli.agent.observation import format_observation
 from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply
 from agentcli.agent.prompts import render
@@ -35,6 +43,8 @@ CONTEXT_RETRIES = 3
 
 # Characters of reply without any code fence after which generation stops (see _stream_watcher).
 PROSE_LIMIT = 1500
+# Sampling temperature for a second try when a reply repeats one that got nowhere.
+RESAMPLE_TEMPERATURE = 0.7
 
 
 @dataclass
@@ -115,6 +125,9 @@ class Agent:
         self._first_step = 0
         self._questioned: set[tuple[str, str]] = set()
         self._last_exit_code = 0
+        # The last reply, and whether it got nowhere (a format error, an objection, a stuck nudge).
+        self._last_reply = ""
+        self._setback = False
 
     def run(self, task: str, *, context_text: str = "") -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task."""
@@ -154,13 +167,18 @@ class Agent:
         started = time.monotonic()
         try:
             reply = self._complete()
+            if self._setback and reply.text.strip() == self._last_reply and not parse_reply(reply.text).finished:
+                # Greedy decoding that repeated a reply which got nowhere will repeat it forever. (A
+                # repeated DONE is the model insisting, which is its right.)
+                self._account(reply)
+                self.events.emit(Notice(message="the model repeated a reply that got nowhere: sampling a new one"))
+                reply = self._complete(temperature=RESAMPLE_TEMPERATURE)
         except ModelGaveUp as e:
             raise _Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
         self.outcome.steps = step
         usage = reply.usage
-        self.outcome.tokens_in += usage.prompt_tokens
-        self.outcome.tokens_out += usage.completion_tokens
-        self.outcome.cost += reply.cost
+        self._account(reply)
+        self._last_reply, self._setback = reply.text.strip(), False
         self.events.emit(
             ModelReplied(
                 step=step,
@@ -181,6 +199,8 @@ class Agent:
             self.outcome.plan = parsed.plan
             self.context.set_plan(parsed.plan)
             self.events.emit(PlanUpdated(steps=parsed.plan))
+        if parsed.code is not None:
+            self._place_code(parsed)
         if parsed.finished:
             self._finish(parsed, step)
         elif parsed.command is not None or parsed.file_write is not None:
@@ -188,12 +208,20 @@ class Agent:
         else:
             self._format_error(parsed.error or "no command found", step)
 
-    def _complete(self) -> Reply:
+    def _account(self, reply: Reply) -> None:
+        self.outcome.tokens_in += reply.usage.prompt_tokens
+        self.outcome.tokens_out += reply.usage.completion_tokens
+        self.outcome.cost += reply.cost
+
+    def _complete(self, temperature: float | None = None) -> Reply:
         """Call the model; a context-length error makes the context compact harder, then retry."""
         for attempt in range(CONTEXT_RETRIES + 1):
             try:
                 return self.model.complete(
-                    self.context.prompt(), max_tokens=self.limits.reply_tokens, on_token=self._stream_watcher()
+                    self.context.prompt(),
+                    max_tokens=self.limits.reply_tokens,
+                    on_token=self._stream_watcher(),
+                    temperature=temperature,
                 )
             except ContextLengthExceeded as e:
                 if attempt == CONTEXT_RETRIES or not self.context.shrink(str(e)):
@@ -230,7 +258,8 @@ class Agent:
             return
         objection = self._finish_objection()
         if objection is not None:
-            self._format_error(objection, step)
+            # After a command, its observation already stands; the objection follows it.
+            self._format_error(objection, step, command_ran=parsed.finish_after_command)
             return
         raise _Stop("finished", "the model declared the task finished", parsed.summary)
 
@@ -257,7 +286,7 @@ class Agent:
         if not self.outcome.plan:
             return "Continue with the next command."
         steps = " ".join(f"{i}. {step}." for i, step in enumerate(self.outcome.plan, 1))
-        return f"Your plan: {steps} Continue with the next step of it: one ```bash command."
+        return f"Your plan: {steps} Continue with the next step of it: one command in a bash code block."
 
     def _act(self, parsed: ParsedReply, step: int) -> None:
         self._format_errors = 0
@@ -293,13 +322,14 @@ class Agent:
         self.events.emit(_finished_event(step, obs))
         self.context.add("user", format_observation(obs, notes))
         if parsed.finish_after_command and obs.ok:
-            raise _Stop("finished", "the model declared the task finished", parsed.summary)
+            self._finish(parsed, step)
         self.stuck.record(command, obs.output, obs.exit_code)
         verdict = self.stuck.check()
         if verdict is not None:
             action, reason = verdict
             if action == "stop":
                 raise _Stop("failed", f"stuck: {reason}")
+            self._setback = True
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
 
@@ -325,18 +355,33 @@ class Agent:
                 notes.append(describe_change(path, old, new))
         return notes
 
+    def _place_code(self, parsed: ParsedReply) -> None:
+        """A Python block with no file named becomes an edit of the one file that defines its functions."""
+        language, block = parsed.code or ("", "")
+        names = defined_names(block) if language in ("python", "py", "python3") else []
+        if not names:
+            return
+        listing = self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {definition_search(names)})")
+        files = sorted({line.strip().removeprefix("./") for line in listing.output.splitlines()})
+        files = [f for f in files if f and not f.startswith(".")]
+        if len(files) == 1:
+            parsed.file_write = files[0], block
+            parsed.error = None
+            parsed.notes.append(f"Your block named no file; {files[0]} defines {', '.join(names)}, so it went there.")
+
     def _file_edit(self, path: str, block: str) -> tuple[str, list[str]]:
         """Turn "a file's path and its new content" into a command that writes it, with a diff for the model."""
         before = self._read(path)
         content, how = new_content(path, before, block)
         return write_command(path, content), [f"{how}.", describe_change(path, before, content)]
 
-    def _format_error(self, message: str, step: int) -> None:
+    def _format_error(self, message: str, step: int, *, command_ran: bool = False) -> None:
         self._format_errors += 1
+        self._setback = True
         self.events.emit(FormatError(step=step, message=message, count=self._format_errors))
         if self._format_errors >= self.limits.max_format_errors:
             raise _Stop("failed", f"{self._format_errors} replies in a row had no usable command")
-        self.context.add("user", render("format_error", error=message))
+        self.context.add("user", message if command_ran else render("format_error", error=message))
 
     # -- limits ---------------------------------------------------------------------------------
 

@@ -35,4 +35,6 @@ def format_observation(obs: Observation, notes: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
-NEXT_STEP = "[next: THOUGHT, then one ```bash command. DONE: only when the whole task is done and checked]"
+NEXT_STEP = (
+    "[next: a sentence, then one command in a bash code block. DONE: only when the whole task is done and checked]"
+)

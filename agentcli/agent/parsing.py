@@ -114,8 +114,26 @@ class ParsedReply:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     file_write: tuple[str, str] | None = None  # (path, content) from a block under a file name
+    # (language, body) of a code block that is neither a command nor under a file name: the loop
+    # may still place it (a Python block whose functions one file defines), else `error` stands.
+    code: tuple[str, str] | None = None
     # A finish marker came with a command: finish if that command succeeds.
     finish_after_command: bool = False
+
+
+# A line of prose a small model puts inside its command block ("THOUGHT: I will list the files").
+_PROSE_LINE = re.compile(r"^\s*(?:THOUGHT|PLAN|REASONING|EXPLANATION|STEP \d+)\s*:", re.IGNORECASE)
+
+
+def _without_prose(block: Block) -> tuple[Block, bool]:
+    """A shell block without its THOUGHT:/PLAN: lines, and whether it had any."""
+    if block.language not in SHELL_LANGUAGES:
+        return block, False
+    lines = block.body.splitlines(keepends=True)
+    kept = [line for line in lines if not _PROSE_LINE.match(line)]
+    if len(kept) == len(lines):
+        return block, False
+    return Block(block.language, "".join(kept), block.closed, block.start, block.end), True
 
 
 def find_blocks(text: str) -> list[Block]:
@@ -253,7 +271,16 @@ def parse_reply(text: str) -> ParsedReply:
     """Read one action out of a reply. See docs/finishing.md for the conventions."""
     clean = _THINK.sub("", text).strip()
     reply = ParsedReply(text=text, plan=extract_plan(clean))
-    blocks = [b for b in find_blocks(clean) if not OBSERVATION_HEADER.match(b.body)]
+    blocks = []
+    prose_in_block = False
+    for found in find_blocks(clean):
+        if OBSERVATION_HEADER.match(found.body):
+            continue
+        block, had_prose = _without_prose(found)
+        prose_in_block |= had_prose
+        blocks.append(block)
+    if prose_in_block:
+        reply.notes.append("THOUGHT:/PLAN: lines inside your command block were not run; write them above it.")
     prose = _outside_blocks(clean)
     marker = _FINISH_LINE.search(prose)
     for block in blocks:
@@ -271,6 +298,7 @@ def parse_reply(text: str) -> ParsedReply:
             reply.file_write = target[0], target[1]
             if len(blocks) > 1:
                 reply.notes.append("Only your first block was used; send one action per reply.")
+            _finish_after_action(reply, marker)
             return reply
         if block.language in SHELL_LANGUAGES:
             break
@@ -281,6 +309,18 @@ def parse_reply(text: str) -> ParsedReply:
             reply.command = inline.group(1).strip()
             return reply
         listed = _listed_commands(prose)
+        other = [b for b in blocks if b.body.strip()]
+        if other and not listed:
+            # Code with no file named (often with a DONE after it): not finished until it is placed.
+            lang = other[0].language or "plain"
+            reply.code = lang, other[0].body
+            reply.error = (
+                f"Your reply had a ```{lang} block but no ```bash block and no file name, so nothing ran. To "
+                "change a file, write its path on the line before the block; to run code, put a shell command "
+                "in a ```bash block (for Python: python3 - <<'EOF' ... EOF)."
+            )
+            _finish_after_action(reply, marker)
+            return reply
         if marker and not listed:
             reply.finished = True
             reply.summary = marker.group(2).strip() or _summary_from(prose, marker.start())
@@ -296,15 +336,6 @@ def parse_reply(text: str) -> ParsedReply:
         if (bare := _bare_command(clean)) is not None:
             reply.command = bare
             return reply
-        other = [b for b in blocks if b.body.strip()]
-        if other:
-            lang = other[0].language or "plain"
-            reply.error = (
-                f"Your reply had a ```{lang} block but no ```bash block, so nothing ran. To run code, "
-                "put a shell command in a ```bash block (for Python: python3 - <<'EOF' ... EOF); "
-                "to write a file: cat > FILE <<'EOF' ... EOF."
-            )
-            return reply
         if _DONE_PROSE.search(prose):
             reply.finished = True
             reply.summary = _first_sentence(prose)
@@ -313,6 +344,11 @@ def parse_reply(text: str) -> ParsedReply:
             "No command found. Reply with exactly one shell command in a ```bash block, "
             "or with a line `DONE: <summary>` if the task is complete."
         )
+        if prose_in_block:
+            reply.error = (
+                "Your ```bash block held only THOUGHT:/PLAN: lines, which are not commands, so nothing ran. "
+                "Write your thought as a sentence above the block, and put one real shell command inside it."
+            )
         return reply
 
     first = shell_blocks[0]
@@ -334,11 +370,16 @@ def parse_reply(text: str) -> ParsedReply:
             f"Only the first command ran; the other {len(shell_blocks) - 1} command block(s) were ignored. "
             "Send one command per reply."
         )
-    # With a command present, only an upper-case marker counts: "Done reading the file" does not.
+    _finish_after_action(reply, marker)
+    return reply
+
+
+def _finish_after_action(reply: ParsedReply, marker: re.Match[str] | None) -> None:
+    """A finish marker beside an action: finish once the action succeeds. With an action present,
+    only an upper-case marker counts: "Done reading the file" does not."""
     if marker and marker.group(1).isupper():
         reply.finish_after_command = True
         reply.summary = marker.group(2).strip()
-    return reply
 
 
 def _first_sentence(prose: str) -> str:

@@ -298,3 +298,10 @@ def test_a_reply_repeated_after_a_setback_is_sampled_afresh(host):
     assert model.temperatures == [None, None, 0.7]  # the repeat of the useless reply was asked again
     assert outcome.tokens_in == 30  # the discarded reply's tokens still count
     assert any("repeated a reply that got nowhere" in getattr(e, "message", "") for e in seen)
+
+
+def test_a_failing_test_rerun_with_new_timings_counts_as_the_same_output():
+    detector = StuckDetector(repeats=3)
+    for seconds in ("0.05", "0.07", "0.06"):
+        detector.record("python3 -m pytest -q", f"1 failed, 2 passed in {seconds}s\n", 1)
+    assert detector.check() == ("nudge", "repeat: the same command gave the same output 3 times in a row")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
+
+_VOLATILE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|us|sec|seconds)\b|\b0x[0-9a-fA-F]+\b")
 
 
 @dataclass
@@ -24,7 +27,9 @@ class StuckDetector:
     _errors_since_nudge: int = 0
 
     def record(self, command: str, output: str, exit_code: int) -> None:
-        digest = hashlib.sha1(output.encode(errors="replace")).hexdigest()
+        # Timings and addresses differ between runs of the same failing test; the output is the same.
+        steady = _VOLATILE.sub("#", output)
+        digest = hashlib.sha1(steady.encode(errors="replace")).hexdigest()
         self._history.append((command.strip(), digest, exit_code))
 
     def check(self) -> tuple[str, str] | None:

@@ -406,7 +406,7 @@ def repo(tmp_path: Path) -> Path:
 
 def test_cli_budget_smaller_than_the_pinned_part_exits_2(repo: Path, tmp_path: Path) -> None:
     replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps(["```bash\ntouch ran.txt\n```", "DONE: ok"]))
+    replies.write_text(json.dumps(["```bash\ntouch ran.txt && ls ran.txt\n```", "DONE: ok"]))
     result = cli("solve", "make a file", "--model", f"scripted:{replies}", "--sandbox", "host",
                  "--context-budget", "600", cwd=repo)  # fmt: skip
     assert result.returncode == 2

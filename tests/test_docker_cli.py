@@ -98,7 +98,7 @@ def test_commands_run_as_the_directory_owner(tmp_path: Path, write_replies, _):
     plain = tmp_path / "plain"
     plain.mkdir()
     os.chown(plain, 4321, 4322)
-    replies = ["```bash\nid -u; id -g; whoami; echo made > out.txt\n```", "DONE: wrote out.txt"]
+    replies = ["```bash\nid -u; id -g; whoami; echo made > out.txt; cat out.txt\n```", "DONE: wrote out.txt"]
     result = agentcli(
         "solve", "x", "--no-git", "--sandbox", "docker", "--model", write_replies(replies), "--json", cwd=plain
     )
@@ -156,7 +156,13 @@ def test_container_orphaned_by_sigkill_is_removed_by_the_next_run(failing_repo: 
         "solve",
         "x",
         "--model",
-        write_replies(["```bash\necho x > note.txt\n```", "DONE: wrote a note", "DONE: the failing test is not mine"]),
+        write_replies(
+            [
+                "```bash\necho x > note.txt && cat note.txt\n```",
+                "DONE: wrote a note",
+                "DONE: the failing test is not mine",
+            ]
+        ),
         "--sandbox",
         "docker",
         cwd=failing_repo,

@@ -32,6 +32,7 @@ SANDBOXES = [
 FIX_OFF_BY_ONE = [
     "PLAN:\n1. Run the tests.\n2. Fix the first index of a page.\n\n```bash\npython3 -m pytest -q test_pager.py\n```",
     "Page 1 starts at 0.\n```bash\nsed -i 's/start = page \\* per_page/start = (page - 1) * per_page/' pager.py\n```",
+    "```bash\npython3 -m pytest -q test_pager.py\n```",
     "DONE: a page now starts at (page - 1) * per_page.",
 ]
 
@@ -102,7 +103,7 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     task = results(out)["fix-off-by-one"]
     assert (task["status"], task["reward"], task["tests_passed"], task["tests_total"]) == ("passed", 1, 3, 3)
-    assert task["agent_status"] == "finished" and task["steps"] == 3 and task["tokens_in"] > 0
+    assert task["agent_status"] == "finished" and task["steps"] == 4 and task["tokens_in"] > 0
     assert "fix-off-by-one" in proc.stdout and "solved 1/1" in proc.stdout
     record = Path(task["trajectory"])
     events = [json.loads(line) for line in (record / "session" / "events.jsonl").read_text().splitlines()]
@@ -114,7 +115,10 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
 def test_scripted_agent_that_does_the_wrong_thing_gets_no_reward(tmp_path: Path):
     out = tmp_path / "run.json"
     # The repository's failing tests object to the first DONE; the model insists and finishes.
-    model = replies(tmp_path, ["```bash\necho 'not a fix' >> README.md\n```", "DONE: all fixed.", "DONE: all fixed."])
+    model = replies(
+        tmp_path,
+        ["```bash\necho 'not a fix' >> README.md && tail -1 README.md\n```", "DONE: all fixed.", "DONE: all fixed."],
+    )
     model = "scripted:" + Path(model.removeprefix("scripted:")).name  # relative to where eval runs, not the task
     args = ["--tasks", "fix-off-by-one", "--model", model, "--sandbox", "host", "--out", str(out)]
     proc = agentcli("eval", str(SUITE), *args, cwd=tmp_path)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.agent.checking import only_changes
 from agentcli.agent.loop import Agent, RunLimits
 from agentcli.agent.stuck import StuckDetector
 from agentcli.events import CommandFinished, Event, EventBus, FormatError, ModelReplied, Nudge, PlanUpdated
@@ -261,9 +262,11 @@ def test_an_unnamed_python_block_goes_to_the_file_that_defines_it_then_done_coun
         "    return items[start : start + per_page]"
     )
     seen: list[Event] = []
-    replies = [f"REPLACING:\n```python\n{fix}\n```\n\nDONE: fixed paginate"]
+    replies = [f"REPLACING:\n```python\n{fix}\n```\n\nDONE: fixed paginate", "DONE: fixed paginate"]
     outcome = Agent(ScriptedModel(replies), host, EventBus([seen.append])).run("fix the pager")
-    assert outcome.status == "finished" and outcome.summary == "fixed paginate" and outcome.steps == 1
+    assert outcome.status == "finished" and outcome.summary == "fixed paginate" and outcome.steps == 2
+    objections = [e.message for e in seen if isinstance(e, FormatError)]
+    assert len(objections) == 1 and "changed files but showed nothing of the result" in objections[0]
     text = (Path(host.workdir) / "pager.py").read_text()
     assert "start = (page - 1) * per_page" in text and "def page_count" in text  # spliced, the rest kept
     started = [e for e in seen if type(e).__name__ == "CommandStarted"]
@@ -286,7 +289,9 @@ class GreedyModel(ScriptedModel):
 
     def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
         self.temperatures.append(temperature)
-        text = "I would fix it." if temperature is None else "```bash\necho fixed > f.txt\n```\nDONE: fixed"
+        text = (
+            "I would fix it." if temperature is None else "```bash\necho fixed > f.txt && cat f.txt\n```\nDONE: fixed"
+        )
         return Reply(text, Usage(prompt_tokens=10, completion_tokens=5))
 
 
@@ -305,3 +310,32 @@ def test_a_failing_test_rerun_with_new_timings_counts_as_the_same_output():
     for seconds in ("0.05", "0.07", "0.06"):
         detector.record("python3 -m pytest -q", f"1 failed, 2 passed in {seconds}s\n", 1)
     assert detector.check() == ("nudge", "repeat: the same command gave the same output 3 times in a row")
+
+
+@pytest.mark.parametrize(
+    ("command", "unchecked"),
+    [
+        ('echo "id,name,email" > data/users.csv', True),
+        ("mv helpers/text.py helpers/util.py\nsed -i 's/a/b/' app.py", True),
+        ("cat > f.py <<'EOF'\nprint(1)\nEOF", True),
+        ("chmod +x run.sh", True),
+        ("sed -i 's/a/b/' app.py && python3 app.py", False),
+        ("python3 x.py > out.txt; cat out.txt", False),
+        ("python3 -m pytest -q 2>&1", False),
+        ("echo oops >&2", False),
+        ("python3 - <<'EOF'\nopen('f', 'w').write('x')\nEOF", False),
+    ],
+)
+def test_commands_that_only_change_files(command: str, unchecked: bool):
+    assert only_changes(command) is unchecked
+
+
+def test_done_right_after_a_write_or_early_in_a_plan_is_questioned(host):
+    plan = "PLAN:\n1. Write the header\n2. Write the rows\n3. Check the file\n"
+    replies = [plan + "```bash\necho id > users.csv\n```", "DONE: plan completed.", "DONE: plan completed."]
+    replies.append("DONE: plan completed.")
+    outcome, events = run(replies, host)
+    objections = [e.message for e in events if isinstance(e, FormatError)]
+    assert "changed files but showed nothing" in objections[0]
+    assert "your plan has 3 steps and only 1 command ran since you made it" in objections[1]
+    assert outcome.status == "finished" and outcome.steps == 4  # each objection once; insisting finishes

@@ -156,7 +156,7 @@ def test_outside_git_is_a_clear_error_and_no_git_works(tmp_path: Path, write_rep
     plain.mkdir()
     result = agentcli("solve", "x", "--sandbox", "host", cwd=plain)
     assert result.returncode == 2 and "not inside a git repository" in result.stderr
-    replies = ["```bash\necho made > out.txt\n```", "DONE: wrote out.txt"]
+    replies = ["```bash\necho made > out.txt && cat out.txt\n```", "DONE: wrote out.txt"]
     result = agentcli("solve", "x", "--no-git", "--sandbox", "host", "--model", write_replies(replies), cwd=plain)
     assert result.returncode == 0, result.stderr
     assert (plain / "out.txt").read_text() == "made\n"
@@ -196,9 +196,9 @@ def test_done_while_the_repository_tests_fail_is_questioned_with_their_output(
     failing_repo: Path, write_replies, backend: str
 ):
     replies = [
-        "```bash\necho '# looked' >> calc.py\n```",
+        "```bash\necho '# looked' >> calc.py && tail -1 calc.py\n```",
         "DONE: fixed",  # it is not: the test still fails
-        "```bash\nsed -i 's/a - b/a + b/' calc.py\n```",
+        "```bash\nsed -i 's/a - b/a + b/' calc.py && python3 -m pytest -q -p no:cacheprovider\n```",
         "DONE: fixed now",
     ]
     result = agentcli(

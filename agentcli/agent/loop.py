@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agentcli.agent.checking import only_changes
 from agentcli.agent.edits import (
     defined_names,
     definition_search,
@@ -125,6 +126,8 @@ class Agent:
         self._first_step = 0
         self._questioned: set[tuple[str, str]] = set()
         self._last_exit_code = 0
+        self._unchecked = False  # the last command changed files and showed nothing of the result
+        self._commands_since_plan = 0
         # The last reply, and whether it got nowhere (a format error, an objection, a stuck nudge).
         self._last_reply = ""
         self._setback = False
@@ -196,6 +199,7 @@ class Agent:
             raise _Stop("failed", f"time limit reached ({self.limits.timeout:g}s)")
         parsed = parse_reply(reply.text)
         if parsed.plan and parsed.plan != self.outcome.plan:
+            self._commands_since_plan = 0
             self.outcome.plan = parsed.plan
             self.context.set_plan(parsed.plan)
             self.events.emit(PlanUpdated(steps=parsed.plan))
@@ -271,6 +275,16 @@ class Agent:
                     f"Your last command failed (exit {self._last_exit_code})." if self._last_exit_code != 0 else None
                 ),
             ),
+            (
+                "unchecked",
+                lambda: (
+                    "Your last command changed files but showed nothing of the result: check it first (run the "
+                    "program or the tests, or print the file you wrote)."
+                    if self._unchecked
+                    else None
+                ),
+            ),
+            ("plan", self._plan_unfinished),
             *self.finish_checks,
         ]
         for name, check in checks:
@@ -281,6 +295,13 @@ class Agent:
                     " If the task is really complete, reply `DONE: <what you did>` again."
                 )
         return None
+
+    def _plan_unfinished(self) -> str | None:
+        """Small models stop after the first step of a plan; fewer commands than steps less one is a sign."""
+        plan, ran = self.outcome.plan, self._commands_since_plan
+        if len(plan) < 3 or ran >= len(plan) - 1:
+            return None
+        return f"your plan has {len(plan)} steps and only {ran} command{'s' if ran != 1 else ''} ran since you made it."
 
     def _plan_reminder(self) -> str:
         if not self.outcome.plan:
@@ -316,6 +337,8 @@ class Agent:
             self.context.add("user", "[interrupted by the user before the command finished]")
             raise
         self._commands_run += 1
+        self._commands_since_plan += 1
+        self._unchecked = only_changes(command)
         self._last_exit_code = obs.exit_code if not obs.timed_out else 124
         if edited and obs.ok:
             notes = [*notes, *self._edit_report(edited)]

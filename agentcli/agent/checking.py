@@ -1,0 +1,47 @@
+"""Whether a command changed files without showing anything of the result.
+
+Small models write a file, or move one, and declare the task done without ever looking: the rule
+"done and checked" is one they skip. The loop asks once for a check when the last command only
+changed things.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+# Programs that change files and print nothing about the result.
+WRITERS = frozenset({"mv", "cp", "rm", "touch", "mkdir", "chmod", "chown", "ln", "truncate", "patch", "unzip"})
+# A redirect to a file (not 2>&1 or >&2), which turns any program into a writer.
+_REDIRECT = re.compile(r"(?<![0-9&])>>?\s*(?!&)\S")
+_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
+
+
+def _words(part: str) -> list[str]:
+    try:
+        return shlex.split(part)
+    except ValueError:
+        return part.split()
+
+
+def _writes(part: str) -> bool:
+    words = _words(part)
+    if not words:
+        return False
+    program = words[0].rsplit("/", 1)[-1]
+    if program in WRITERS or (program == "git" and words[1:2] in (["mv"], ["rm"])):
+        return True
+    if program == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
+        return True
+    return bool(_REDIRECT.search(part))
+
+
+def only_changes(command: str) -> bool:
+    """True when `command` changes files and nothing after the last change shows a result."""
+    # A here-document's body is data, not commands.
+    head = command.split("<<", 1)[0] if "<<" in command else command
+    parts = [p for p in _SPLIT.split(head) if p.strip()]
+    if not parts:
+        return False
+    last_write = max((i for i, part in enumerate(parts) if _writes(part)), default=-1)
+    return last_write == len(parts) - 1

@@ -291,9 +291,8 @@ class Agent:
             problem = check()
             if problem is not None and (name, problem) not in self._questioned:
                 self._questioned.add((name, problem))
-                return f"Not done yet: {problem} {self._plan_reminder()}" + (
-                    " If the task is really complete, reply `DONE: <what you did>` again."
-                )
+                # No "reply DONE again if you are sure": small models take it as the instruction.
+                return f"Not done yet: {problem} {self._plan_reminder()}"
         return None
 
     def _plan_unfinished(self) -> str | None:

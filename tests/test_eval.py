@@ -251,3 +251,16 @@ def test_bad_input_is_one_line_with_exit_2(tmp_path: Path):
     assert "[1/" not in no_model.stdout
     for proc in (unknown, missing, resume, both, no_model):
         assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_journal_of_a_crashed_run_is_kept_without_its_fifo(tmp_path: Path):
+    from agentcli.eval.agents import save_journal
+
+    commands = tmp_path / "work" / ".agentcli" / "sessions" / "s1" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "0001.sh").write_text("ls\n")
+    os.mkfifo(commands / "watchdog.0")  # what a run killed by a signal leaves behind
+    save_journal(tmp_path / "work", tmp_path / "out")
+    assert (tmp_path / "out" / "session" / "commands" / "0001.sh").read_text() == "ls\n"
+    assert not (tmp_path / "out" / "session" / "commands" / "watchdog.0").exists()
+    assert not (tmp_path / "work" / ".agentcli").exists()

@@ -184,8 +184,18 @@ def save_journal(workdir: Path, out_dir: Path) -> None:
     sessions = records / "sessions"
     if sessions.is_dir():
         for session in sorted(p for p in sessions.iterdir() if p.is_dir()):
-            shutil.copytree(session, out_dir / "session", dirs_exist_ok=True, symlinks=True)
+            shutil.copytree(session, out_dir / "session", dirs_exist_ok=True, symlinks=True, ignore=_special_files)
     shutil.rmtree(records, ignore_errors=True)
+
+
+def _special_files(directory: str, names: list[str]) -> list[str]:
+    """Names in `directory` that are neither files, folders nor links: the FIFO a crashed run leaves."""
+    special = []
+    for name in names:
+        path = Path(directory, name)
+        if not (path.is_symlink() or path.is_file() or path.is_dir()):
+            special.append(name)
+    return special
 
 
 def last_line(path: Path) -> str:

@@ -10,6 +10,7 @@ another instance (e.g. the summary role) uses the shared model in between.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import ctypes
 import importlib.util
 import os
@@ -24,6 +25,7 @@ from typing import Any
 
 from agentcli.errors import ComponentUnavailable, UsageError
 from agentcli.models.base import ContextLengthExceeded, Message, ModelError, Reply, StreamCallback, Usage
+from agentcli.models.cpu_kernels import extra_buffers_safe, without_extra_buffers
 from agentcli.models.gguf import GGUFError, GGUFInfo, read_gguf
 
 DEFAULT_N_CTX = 8192
@@ -151,19 +153,22 @@ def _engine_for(key: tuple[Any, ...]) -> _Engine:
             from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
             draft = LlamaPromptLookupDecoding(max_ngram_size=_DRAFT_NGRAM, num_pred_tokens=_DRAFT_TOKENS)
+        # Without extra buffer types where llama.cpp's AMX kernels crash on this CPU (see cpu_kernels).
+        safe = extra_buffers_safe(llama_cpp, path)
         try:
-            llama = llama_cpp.Llama(
-                model_path=path,
-                n_ctx=n_ctx,
-                n_threads=n_threads,
-                n_threads_batch=n_threads,
-                n_gpu_layers=n_gpu_layers,
-                draft_model=draft,
-                # Drafting needs logits at every position; without this flag the library sizes its
-                # logits buffer for one batch and fails once the context passes n_batch tokens.
-                logits_all=speculative,
-                verbose=False,
-            )
+            with contextlib.nullcontext() if safe else without_extra_buffers(llama_cpp):
+                llama = llama_cpp.Llama(
+                    model_path=path,
+                    n_ctx=n_ctx,
+                    n_threads=n_threads,
+                    n_threads_batch=n_threads,
+                    n_gpu_layers=n_gpu_layers,
+                    draft_model=draft,
+                    # Drafting needs logits at every position; without this flag the library sizes its
+                    # logits buffer for one batch and fails once the context passes n_batch tokens.
+                    logits_all=speculative,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ComponentUnavailable(f"llama.cpp cannot load {path}: {exc}") from exc
         _ENGINE = _Engine(key, llama)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import shlex
 import time
 from collections.abc import Callable
@@ -44,8 +45,14 @@ CONTEXT_RETRIES = 3
 
 # Characters of reply without any code fence after which generation stops (see _stream_watcher).
 PROSE_LIMIT = 1500
-# Sampling temperature for a second try when a reply repeats one that got nowhere.
+# Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
+# A plan step that looks rather than changes: its command counts as done even when it fails.
+_OBSERVING_STEP = re.compile(
+    r"^\W*(?:run|re-?run|reproduce|execute|test|try|check|verify|confirm|inspect|read|look|view|list|find|"
+    r"search|identify|examine|review|show|print|cat|see|understand)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -128,9 +135,7 @@ class Agent:
         self._last_exit_code = 0
         self._unchecked = False  # the last command changed files and showed nothing of the result
         self._commands_since_plan = 0
-        # The last reply, and whether it got nowhere (a format error, an objection, a stuck nudge).
-        self._last_reply = ""
-        self._setback = False
+        self._earlier_replies: set[str] = set()
 
     def run(self, task: str, *, context_text: str = "") -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task."""
@@ -170,18 +175,19 @@ class Agent:
         started = time.monotonic()
         try:
             reply = self._complete()
-            if self._setback and reply.text.strip() == self._last_reply and not parse_reply(reply.text).finished:
-                # Greedy decoding that repeated a reply which got nowhere will repeat it forever. (A
-                # repeated DONE is the model insisting, which is its right.)
+            if _normalised(reply.text) in self._earlier_replies:
+                # Greedy decoding that has written a reply before, word for word, is copying itself and
+                # would go round the same circle forever. One sample at a higher temperature breaks it;
+                # a DONE that comes back even then is the model insisting, which the checks judge.
                 self._account(reply)
-                self.events.emit(Notice(message="the model repeated a reply that got nowhere: sampling a new one"))
+                self.events.emit(Notice(message="the model repeated an earlier reply word for word: asking again"))
                 reply = self._complete(temperature=RESAMPLE_TEMPERATURE)
         except ModelGaveUp as e:
             raise _Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
         self.outcome.steps = step
         usage = reply.usage
         self._account(reply)
-        self._last_reply, self._setback = reply.text.strip(), False
+        self._earlier_replies.add(_normalised(reply.text))
         self.events.emit(
             ModelReplied(
                 step=step,
@@ -210,7 +216,8 @@ class Agent:
         elif parsed.command is not None or parsed.file_write is not None:
             self._act(parsed, step)
         else:
-            self._format_error(parsed.error or "no command found", step)
+            error = parsed.error or "no command found"
+            self._format_error(f"{error} {self._plan_reminder()}" if self.outcome.plan else error, step)
 
     def _account(self, reply: Reply) -> None:
         self.outcome.tokens_in += reply.usage.prompt_tokens
@@ -296,17 +303,41 @@ class Agent:
         return None
 
     def _plan_unfinished(self) -> str | None:
-        """Small models stop after the first step of a plan; fewer commands than steps less one is a sign."""
-        plan, ran = self.outcome.plan, self._commands_since_plan
-        if len(plan) < 3 or ran >= len(plan) - 1:
+        """Small models stop after the first step of a plan: a step without its successful command is a sign."""
+        due = self._next_plan_step()
+        if due is None:
             return None
-        return f"your plan has {len(plan)} steps and only {ran} command{'s' if ran != 1 else ''} ran since you made it."
+        number, text = due
+        return f"step {number} of your plan ({text}) has not been done: no command for it has succeeded."
+
+    def _next_plan_step(self) -> tuple[int, str] | None:
+        """The plan step due now (1-based) and its text, at one successful command a step; None past the end.
+
+        Small models told only "continue" start the plan over, or declare it done after its first step.
+        """
+        plan, done = self.outcome.plan, self._commands_since_plan
+        return (done + 1, plan[done]) if done < len(plan) else None
+
+    def _observing_step_due(self) -> bool:
+        """Whether the step due is one of looking (run the tests, reproduce): done once it ran, even failing."""
+        due = self._next_plan_step()
+        return due is not None and _OBSERVING_STEP.search(due[1]) is not None
 
     def _plan_reminder(self) -> str:
-        if not self.outcome.plan:
+        plan = self.outcome.plan
+        if not plan:
             return "Continue with the next command."
-        steps = " ".join(f"{i}. {step}." for i, step in enumerate(self.outcome.plan, 1))
-        return f"Your plan: {steps} Continue with the next step of it: one command in a bash code block."
+        steps = " ".join(f"{i}. {step}." for i, step in enumerate(plan, 1))
+        number, text = self._next_plan_step() or (len(plan), plan[-1])
+        return f"Your plan: {steps} Continue with step {number} ({text}): one command in a bash code block."
+
+    def _next_step_hint(self) -> str:
+        """What follows each observation: the plan step due now, or the reply format with DONE."""
+        due = self._next_plan_step()
+        if due is None:
+            return ""
+        number, text = due
+        return f"step {number} of your plan ({text}): a sentence, then one command in a bash code block"
 
     def _act(self, parsed: ParsedReply, step: int) -> None:
         self._format_errors = 0
@@ -336,13 +367,14 @@ class Agent:
             self.context.add("user", "[interrupted by the user before the command finished]")
             raise
         self._commands_run += 1
-        self._commands_since_plan += 1
+        if obs.ok or self._observing_step_due():
+            self._commands_since_plan += 1
         self._unchecked = only_changes(command)
         self._last_exit_code = obs.exit_code if not obs.timed_out else 124
         if edited and obs.ok:
             notes = [*notes, *self._edit_report(edited)]
         self.events.emit(_finished_event(step, obs))
-        self.context.add("user", format_observation(obs, notes))
+        self.context.add("user", format_observation(obs, notes, self._next_step_hint()))
         if parsed.finish_after_command and obs.ok:
             self._finish(parsed, step)
         self.stuck.record(command, obs.output, obs.exit_code)
@@ -351,7 +383,6 @@ class Agent:
             action, reason = verdict
             if action == "stop":
                 raise _Stop("failed", f"stuck: {reason}")
-            self._setback = True
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
 
@@ -399,7 +430,6 @@ class Agent:
 
     def _format_error(self, message: str, step: int, *, command_ran: bool = False) -> None:
         self._format_errors += 1
-        self._setback = True
         self.events.emit(FormatError(step=step, message=message, count=self._format_errors))
         if self._format_errors >= self.limits.max_format_errors:
             raise _Stop("failed", f"{self._format_errors} replies in a row had no usable command")
@@ -413,7 +443,10 @@ class Agent:
     def _command_timeout(self) -> float:
         timeout = self.limits.command_timeout
         if self.limits.timeout:
-            timeout = max(1.0, min(timeout, self.limits.timeout - self._elapsed()))
+            # A command that never ends (a server started in the foreground) may take a third of the
+            # time left, not all of it: the run still has time to learn from the timeout.
+            left = self.limits.timeout - self._elapsed()
+            timeout = max(1.0, min(timeout, left / 3))
         return timeout
 
     def _check_limits(self) -> None:
@@ -426,6 +459,10 @@ class Agent:
             raise _Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")
         if limits.max_cost and o.cost >= limits.max_cost:
             raise _Stop("failed", f"cost limit reached (${limits.max_cost:g})")
+
+
+def _normalised(reply: str) -> str:
+    return " ".join(reply.split())
 
 
 def _finished_event(step: int, obs: Observation) -> CommandFinished:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from agentcli.sandbox.base import Observation
 
 
-def format_observation(obs: Observation, notes: list[str] | None = None) -> str:
-    """A header line with the exit code and duration, then the output (head and tail when long)."""
+def format_observation(obs: Observation, notes: list[str] | None = None, next_step: str = "") -> str:
+    """A header line with the exit code and duration, then the output (head and tail when long), then
+    what to do next (`next_step`, or the reply format)."""
     lines: list[str] = []
     if obs.syntax_error:
         lines.append("[syntax error: bash could not parse the command, so it did not run]")
@@ -31,10 +32,8 @@ def format_observation(obs: Observation, notes: list[str] | None = None) -> str:
             )
     lines.extend(f"[note] {note}" for note in notes or [])
     # Small models follow the latest instruction best: restate the reply format after each result.
-    lines.append(NEXT_STEP)
+    lines.append(f"[next: {next_step or NEXT_STEP}]")
     return "\n".join(lines)
 
 
-NEXT_STEP = (
-    "[next: a sentence, then one command in a bash code block. DONE: only when the whole task is done and checked]"
-)
+NEXT_STEP = "a sentence, then one command in a bash code block. DONE: only when the whole task is done and checked"

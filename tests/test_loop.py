@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.checking import only_changes
+from agentcli.agent.checking import check_command, only_changes
 from agentcli.agent.loop import Agent, RunLimits
 from agentcli.agent.stuck import StuckDetector
 from agentcli.events import CommandFinished, Event, EventBus, FormatError, ModelReplied, Nudge, PlanUpdated
@@ -352,7 +352,7 @@ def test_done_right_after_a_write_or_early_in_a_plan_is_questioned(host):
     replies.append("DONE: the plan is complete.")
     outcome, events = run(replies, host)
     objections = [e.message for e in events if isinstance(e, FormatError)]
-    assert "changed files but showed nothing" in objections[0]
+    assert "changed files but showed nothing" in objections[0] and "e.g. `cat -n users.csv`" in objections[0]
     assert "step 2 of your plan (Write the rows) has not been done" in objections[1]
     assert "Continue with step 2 (Write the rows)" in objections[1]  # not from the top again
     assert outcome.status == "finished" and outcome.steps == 4  # each objection once; insisting finishes
@@ -377,3 +377,36 @@ def test_a_failing_command_completes_a_step_of_looking_but_not_one_of_changing(h
     hints = [call[-1]["content"].splitlines()[-1] for call in model.calls[1:3]]
     assert "step 2 of your plan (Fix the code)" in hints[0]  # the failing test run was the step
     assert "step 2 of your plan (Fix the code)" in hints[1]  # the failed fix was not
+
+
+def test_a_plan_written_again_unchanged_stays_out_of_the_history(host):
+    plan = "PLAN:\n1. Look\n2. Write\n"
+    replies = [plan + "```bash\nls\n```", plan + "Now write.\n```bash\necho x > y.txt && cat y.txt\n```"]
+    model = ScriptedModel([*replies, "DONE: wrote y.txt"])
+    Agent(model, host, EventBus()).run("write y")
+    history = [m["content"] for m in model.calls[-1] if m["role"] == "assistant"]
+    assert history[0].startswith("PLAN:") and history[1] == "Now write.\n```bash\necho x > y.txt && cat y.txt\n```"
+
+
+def test_a_command_that_just_failed_is_not_run_again_unchanged(host):
+    replies = ["```bash\nls no-such-file\n```", "Again.\n```bash\nls no-such-file\n```", "Other.\n```bash\nls\n```"]
+    outcome, events = run([*replies, "DONE: listed"], host)
+    assert [e.command for e in events if isinstance(e, CommandFinished)] == ["ls no-such-file", "ls"]
+    refusal = next(e.message for e in events if isinstance(e, FormatError))
+    assert "exact command just before and it failed (exit 2: ls: cannot access 'no-such-file'" in refusal
+    assert outcome.status == "finished"
+
+
+@pytest.mark.parametrize(
+    ("command", "look"),
+    [
+        ("sed -i 's/a/b/' greet.py", "cat -n greet.py"),
+        ("echo id,name > data/users.csv", "cat -n data/users.csv"),
+        ("cat > app.py <<'EOF'\nprint(1)\nEOF", "cat -n app.py"),
+        ("chmod +x scripts/run.py", "ls -l scripts/run.py"),
+        ("rm old.txt", None),
+        ("python3 -m pytest -q", None),
+    ],
+)
+def test_the_check_suggested_after_a_change(command: str, look: str | None):
+    assert check_command(command) == look

@@ -1,6 +1,8 @@
 """The reply parser on the kinds of replies small local models really write."""
 
-from agentcli.agent.parsing import extract_plan, find_blocks, parse_reply
+import pytest
+
+from agentcli.agent.parsing import extract_plan, find_blocks, first_commented_step, parse_reply, without_plan
 
 
 def test_plan_then_command():
@@ -127,3 +129,32 @@ def test_thought_lines_inside_the_command_block_are_not_run():
     assert parsed.command == "ls -la" and "not run" in parsed.notes[0]
     only = parse_reply("PLAN:\n1. Make it\n2. Check it\n\n```bash\nTHOUGHT: Create data/users.csv.\n```")
     assert only.command is None and "held only THOUGHT:/PLAN: lines" in only.error
+
+
+def test_without_plan_keeps_the_reasoning_and_the_command():
+    reply = "PLAN:\n1. Read it\n2. Fix it\n\nNow the fix.\n```bash\nprintf '1. x\\n' > f\n```"
+    assert without_plan(reply) == "Now the fix.\n```bash\nprintf '1. x\\n' > f\n```"
+    assert without_plan("**PLAN:**\n1. a\n2. b\n") == "**PLAN:**\n1. a\n2. b\n"  # nothing else: kept whole
+
+
+SCRIPT = "# Look at the test\ncat test_x.py\n\n# Fix it\nsed -i 's/a/b/' x.py\n\n# Test\npytest -q"
+
+
+def test_a_script_of_commented_steps_runs_its_first_step():
+    reply = parse_reply("PLAN:\n1. Look\n2. Fix\n```bash\n" + SCRIPT + "\n```")
+    assert reply.command == "# Look at the test\ncat test_x.py"
+    assert "script of 3 commented steps; only the first ran" in reply.notes[0]
+    assert reply.history_text == "PLAN:\n1. Look\n2. Fix\n```bash\n# Look at the test\ncat test_x.py\n```"
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "# list the files\nls\ncat a.py",  # one step
+        "for f in *.py; do\n  # show it\n  cat $f\n  # count it\n  wc -l $f\ndone",  # a loop
+        "# a\nls\n# b\npython3 - <<'EOF'\n# not a step\nprint(1)\nEOF",  # a here-document
+        "# a\nls &&\n# b\ncat x",  # a continued line
+    ],
+)
+def test_other_scripts_run_whole(script: str):
+    assert first_commented_step(script) == (script, 1)

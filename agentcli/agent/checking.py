@@ -36,6 +36,27 @@ def _writes(part: str) -> bool:
     return bool(_REDIRECT.search(part))
 
 
+_REDIRECT_TARGET = re.compile(r"(?<![0-9&])>>?\s*([^\s&|;>]+)\s*$")
+
+
+def check_command(command: str) -> str | None:
+    """A command that shows what the last change of `command` did, e.g. `cat -n app.py`; None if unknown."""
+    head = command.split("<<", 1)[0] if "<<" in command else command
+    parts = [p for p in _SPLIT.split(head) if p.strip() and _writes(p)]
+    if not parts:
+        return None
+    last = parts[-1].strip()
+    if target := _REDIRECT_TARGET.search(last):
+        return f"cat -n {shlex.quote(target.group(1).strip(chr(39) + chr(34)))}"
+    words = _words(last)
+    program = words[0].rsplit("/", 1)[-1] if words else ""
+    files = [w for w in words[1:] if not w.startswith("-")]
+    if not files or program in ("rm", "mkdir", "unzip", "patch", "truncate", "git"):
+        return None
+    look = "ls -l" if program in ("chmod", "chown", "ln") else "cat -n"
+    return f"{look} {shlex.quote(files[-1])}"
+
+
 def only_changes(command: str) -> bool:
     """True when `command` changes files and nothing after the last change shows a result."""
     # A here-document's body is data, not commands.

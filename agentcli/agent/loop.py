@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentcli.agent.checking import only_changes
+from agentcli.agent.checking import check_command, only_changes
 from agentcli.agent.edits import (
     defined_names,
     definition_search,
@@ -19,7 +19,7 @@ from agentcli.agent.edits import (
     write_command,
 )
 from agentcli.agent.observation import format_observation
-from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply
+from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply, without_plan
 from agentcli.agent.prompts import render
 from agentcli.agent.repair import repair
 from agentcli.agent.stuck import StuckDetector
@@ -133,6 +133,8 @@ class Agent:
         self._first_step = 0
         self._questioned: set[tuple[str, str]] = set()
         self._last_exit_code = 0
+        self._last_command = ""
+        self._last_failure = ""  # how the last command failed, in a few words; "" when it succeeded
         self._unchecked = False  # the last command changed files and showed nothing of the result
         self._commands_since_plan = 0
         self._earlier_replies: set[str] = set()
@@ -199,11 +201,13 @@ class Agent:
                 prompt_evaluated=usage.prompt_evaluated,
             )
         )
-        self.context.add("assistant", reply.text)
+        parsed = parse_reply(reply.text)
+        unchanged_plan = parsed.plan is not None and parsed.plan == self.outcome.plan
+        kept = parsed.history_text or reply.text
+        self.context.add("assistant", without_plan(kept) if unchanged_plan else kept)
         if self.limits.timeout and self._elapsed() >= self.limits.timeout:
             # The reply may have been cut short by the deadline: don't act on half a thought.
             raise _Stop("failed", f"time limit reached ({self.limits.timeout:g}s)")
-        parsed = parse_reply(reply.text)
         if parsed.plan and parsed.plan != self.outcome.plan:
             self._commands_since_plan = 0
             self.outcome.plan = parsed.plan
@@ -286,7 +290,7 @@ class Agent:
                 "unchecked",
                 lambda: (
                     "Your last command changed files but showed nothing of the result: check it first (run the "
-                    "program or the tests, or print the file you wrote)."
+                    f"program or the tests, or print the file you wrote{self._check_example()})."
                     if self._unchecked
                     else None
                 ),
@@ -301,6 +305,11 @@ class Agent:
                 # No "reply DONE again if you are sure": small models take it as the instruction.
                 return f"Not done yet: {problem} {self._plan_reminder()}"
         return None
+
+    def _check_example(self) -> str:
+        # A small model copies a concrete command far more readily than it follows a description.
+        look = check_command(self._last_command)
+        return f", e.g. `{look}`" if look else ""
 
     def _plan_unfinished(self) -> str | None:
         """Small models stop after the first step of a plan: a step without its successful command is a sign."""
@@ -349,6 +358,15 @@ class Agent:
         if parsed.file_write is not None:
             command, edit_notes = self._file_edit(*parsed.file_write)
             notes = [*edit_notes, *notes]
+        if command.strip() == self._last_command and self._last_failure:
+            # Nothing ran since: the same command fails the same way, and a small model that sees it
+            # fail again only sends it again.
+            self._format_error(
+                f"You ran this exact command just before and it failed ({self._last_failure}). It would fail "
+                "the same way, so it was not run again: change it, or try another way.",
+                step,
+            )
+            return
         if self.approve is not None:
             decision = self.approve(command)
             if not decision.run:
@@ -371,6 +389,8 @@ class Agent:
             self._commands_since_plan += 1
         self._unchecked = only_changes(command)
         self._last_exit_code = obs.exit_code if not obs.timed_out else 124
+        self._last_command = command.strip()
+        self._last_failure = "" if obs.ok else _failure_summary(obs)
         if edited and obs.ok:
             notes = [*notes, *self._edit_report(edited)]
         self.events.emit(_finished_event(step, obs))
@@ -459,6 +479,14 @@ class Agent:
             raise _Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")
         if limits.max_cost and o.cost >= limits.max_cost:
             raise _Stop("failed", f"cost limit reached (${limits.max_cost:g})")
+
+
+def _failure_summary(obs: Observation) -> str:
+    if obs.timed_out:
+        return "it timed out"
+    lines = [line.strip() for line in obs.output.splitlines() if line.strip()]
+    last = f": {lines[-1][:200]}" if lines else ""
+    return f"exit {obs.exit_code}{last}"
 
 
 def _normalised(reply: str) -> str:

@@ -47,7 +47,10 @@ _FENCE = re.compile(r"(`{3,}|~{3,})[ \t]*([\w+\-. ]*?)[ \t]*$", re.MULTILINE)
 # A whole block on one line: ```bash ls -la```
 _INLINE_BLOCK = re.compile(r"```(?:bash|sh|shell)?[ \t]+([^`\n]+?)[ \t]*```")
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
-_PLAN_ITEM = re.compile(r"^\s*(?:step\s*)?(\d{1,2})[.):]\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+# A plan's item; the first may follow "PLAN:" on its line.
+_PLAN_ITEM = re.compile(
+    r"^\s*(?:\**PLAN\**\s*:\**\s*)?(?:step\s*)?(\d{1,2})[.):]\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE
+)
 # The header our observations start with; a block that starts like it is an echo, not a command.
 OBSERVATION_HEADER = re.compile(r"^\s*\[(?:exit|timed out|syntax error|no command)", re.IGNORECASE)
 _COMMON_COMMANDS = [
@@ -119,6 +122,8 @@ class ParsedReply:
     code: tuple[str, str] | None = None
     # A finish marker came with a command: finish if that command succeeds.
     finish_after_command: bool = False
+    # The reply as the history should keep it, when only part of it was acted on.
+    history_text: str | None = None
 
 
 # A line of prose a small model puts inside its command block ("THOUGHT: I will list the files").
@@ -209,6 +214,52 @@ def extract_plan(text: str) -> list[str] | None:
         plan.append(step.strip().rstrip(".").strip("*").strip())
         expected += 1
     return plan if len(plan) >= 2 else None
+
+
+_PLAN_HEADER = re.compile(r"^\s*(?:\*\*|#+\s*)?PLAN\**\s*:?\**\s*$", re.IGNORECASE)
+
+
+def without_plan(text: str) -> str:
+    """The reply without its numbered plan (and a bare "PLAN:" line) before the first code block.
+
+    A model that sees its plan in every earlier reply writes it into every new one, at seconds a
+    plan on a small CPU; a plan it did not change is kept out of the history it reads.
+    """
+    blocks = find_blocks(text)
+    cut = blocks[0].start if blocks else len(text)
+    prose = [
+        line
+        for line in text[:cut].splitlines(keepends=True)
+        if not (_PLAN_HEADER.match(line) or _PLAN_ITEM.match(line))
+    ]
+    return ("".join(prose).strip() + "\n" + text[cut:]).strip() or text
+
+
+# Lines that open or close a compound command, continue onto the next line, or start a here-document:
+# a script holding any of them is not cut into steps.
+_COMPOUND = re.compile(r"<<|(?:\\|\||&&|\bdo|\bthen|\{|\(|\belse)\s*$|^\s*(?:done|fi|esac|\}|\))\b")
+
+
+def first_commented_step(script: str) -> tuple[str, int]:
+    """The first step of a script written as commented steps ("# Fix it" + commands, "# Test" + ...), and
+    how many steps it has; (script, 1) for anything else."""
+    if _COMPOUND.search(script) or any(_COMPOUND.search(line) for line in script.splitlines()):
+        return script, 1
+    steps: list[list[str]] = [[]]
+    has_command = False
+    for line in script.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#") and not stripped.startswith("#!"):
+            if has_command:
+                steps.append([])
+                has_command = False
+        elif stripped:
+            has_command = True
+        steps[-1].append(line)
+    with_commands = [step for step in steps if any(ln.strip() and not ln.strip().startswith("#") for ln in step)]
+    if len(with_commands) < 2:
+        return script, 1
+    return "\n".join(steps[0]).strip("\n"), len(with_commands)
 
 
 def _bare_command(text: str) -> str | None:
@@ -362,6 +413,17 @@ def parse_reply(text: str) -> ParsedReply:
         reply.finished = True
         reply.summary = inside.group(2).strip()
         return reply
+    step, steps = first_commented_step(command)
+    if steps > 1:
+        # A small model writes its whole plan as one commented script, fix guessed before the
+        # failure is seen; run the first step, and let the history show a reply of one step.
+        command = step
+        reply.notes.append(
+            f"Your block was a script of {steps} commented steps; only the first ran, so you see its result "
+            "before the next. Send the next step on its own."
+        )
+        fence = "```"
+        reply.history_text = f"{clean[: first.start]}{fence}bash\n{step}\n{fence}".strip()
     reply.command = command
     if not first.closed:
         reply.notes.append("Your command block was not closed with ```; it was run as written.")

@@ -364,7 +364,7 @@ def test_each_observation_names_the_plan_step_due(host):
     model = ScriptedModel([*replies, "Check.\n```bash\ncat y.txt\n```", "DONE: changed"])
     Agent(model, host, EventBus()).run("change it")
     after = [call[-1]["content"].splitlines()[-1] for call in model.calls[1:4]]
-    assert after[0] == "[next: step 2 of your plan (Change it): a sentence, then one command in a bash code block]"
+    assert after[0] == "[next: step 2 of your plan: Change it]"
     assert after[1] == after[0]  # a failed command does not move the plan on
     assert "DONE: only when the whole task is done and checked" in after[2]  # every step has had its command
 
@@ -375,8 +375,8 @@ def test_a_failing_command_completes_a_step_of_looking_but_not_one_of_changing(h
     model = ScriptedModel([*replies, "DONE: fixed"])
     Agent(model, host, EventBus()).run("fix it")
     hints = [call[-1]["content"].splitlines()[-1] for call in model.calls[1:3]]
-    assert "step 2 of your plan (Fix the code)" in hints[0]  # the failing test run was the step
-    assert "step 2 of your plan (Fix the code)" in hints[1]  # the failed fix was not
+    assert hints[0].endswith("step 2 of your plan: Fix the code]")  # the failing test run was the step
+    assert hints[1].endswith("step 2 of your plan: Fix the code]")  # the failed fix was not
 
 
 def test_a_plan_written_again_unchanged_stays_out_of_the_history(host):

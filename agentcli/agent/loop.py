@@ -345,8 +345,9 @@ class Agent:
         due = self._next_plan_step()
         if due is None:
             return ""
+        # Only the step: a small model copies the hint's words into its reply, and a step is worth copying.
         number, text = due
-        return f"step {number} of your plan ({text}): a sentence, then one command in a bash code block"
+        return f"step {number} of your plan: {text}"
 
     def _act(self, parsed: ParsedReply, step: int) -> None:
         self._format_errors = 0

@@ -410,3 +410,10 @@ def test_a_command_that_just_failed_is_not_run_again_unchanged(host):
 )
 def test_the_check_suggested_after_a_change(command: str, look: str | None):
     assert check_command(command) == look
+
+
+def test_a_model_that_only_resends_a_failed_command_is_stopped(host):
+    replies = [f"```bash\nls no-such-file\n```\n{'.' * i}" for i in range(10)]
+    outcome, events = run(replies, host, max_format_errors=3)
+    assert outcome.status == "failed" and "3 replies in a row had no usable command" in outcome.reason
+    assert len([e for e in events if isinstance(e, CommandFinished)]) == 1

@@ -212,3 +212,27 @@ def test_done_while_the_repository_tests_fail_is_questioned_with_their_output(
     assert "assert -1 == 5" in objections[0]  # pytest's own account of the failure
     # Checking left nothing behind in the repository.
     assert git(failing_repo, "status", "--porcelain", "--ignored").split() == ["M", "calc.py", "!!", ".agentcli/"]
+
+
+def test_done_with_staged_changes_left_uncommitted_is_questioned(failing_repo: Path, write_replies):
+    replies = [
+        "```bash\nsed -i 's/a - b/a + b/' calc.py && git add calc.py && git status --short\n```",
+        "DONE: fixed and committed",  # it is not committed
+        "```bash\ngit commit -qm 'Fix add' && git log --oneline | head -1\n```",
+        "DONE: committed",
+    ]
+    result = agentcli(
+        "solve",
+        "fix add and commit",
+        "--model",
+        write_replies(replies),
+        "--sandbox",
+        "host",
+        "--json",
+        cwd=failing_repo,
+    )
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert result.returncode == 0 and len(objections) == 1, objections
+    assert "Changes are staged but not committed (calc.py)" in objections[0]
+    assert git(failing_repo, "log", "-1", "--format=%s").strip() == "Fix add"

@@ -350,7 +350,6 @@ class Agent:
         return f"step {number} of your plan: {text}"
 
     def _act(self, parsed: ParsedReply, step: int) -> None:
-        self._format_errors = 0
         command = parsed.command or ""
         notes = parsed.notes
         command, repaired = repair(command)
@@ -368,6 +367,7 @@ class Agent:
                 step,
             )
             return
+        self._format_errors = 0
         if self.approve is not None:
             decision = self.approve(command)
             if not decision.run:

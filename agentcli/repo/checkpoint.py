@@ -180,6 +180,15 @@ def changed_paths(root: Path, checkpoint: Checkpoint) -> list[tuple[str, str]]:
     return pairs
 
 
+def staged_since(root: Path, checkpoint: Checkpoint) -> list[str]:
+    """Paths staged and not committed, when the index has changed since the checkpoint (else [])."""
+    git = Git(root)
+    if git.try_("write-tree") == checkpoint.index_tree:
+        return []
+    staged = git.try_("diff", "--cached", "--name-only", "-z")
+    return [path for path in (staged or "").split("\0") if path]
+
+
 def diff_since(root: Path, checkpoint: Checkpoint, *, stat: bool = False) -> str:
     """The change made since the checkpoint, as a patch (or a diffstat)."""
     git = Git(root)

@@ -135,7 +135,7 @@ class Session:
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
         agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context)
-        agent.finish_checks = [("unchanged", self._nothing_changed)]
+        agent.finish_checks = [("unchanged", self._nothing_changed), ("staged", self._staged_not_committed)]
         if approve is None:  # where commands need the user's approval, none runs unasked
             agent.finish_checks.append(("tests", self._failing_tests))
         return agent
@@ -145,6 +145,20 @@ class Session:
         if self._checkpoint is None or cp.changed_paths(self.root, self._checkpoint):
             return None
         return "No file in the repository has changed yet."
+
+    def _staged_not_committed(self) -> str | None:
+        """An objection to "done" when the task staged changes and left them uncommitted: a git chore
+        stopped halfway (small models take `git add` for the commit)."""
+        if self._checkpoint is None:
+            return None
+        staged = cp.staged_since(self.root, self._checkpoint)
+        if not staged:
+            return None
+        shown = ", ".join(staged[:5]) + (f" and {len(staged) - 5} more" if len(staged) > 5 else "")
+        return (
+            f'Changes are staged but not committed ({shown}): commit them with `git commit -m "<message>"`, '
+            "or unstage them if the task asks for no commit."
+        )
 
     def _failing_tests(self) -> str | None:
         """An objection to "done" while the repository's own tests fail."""

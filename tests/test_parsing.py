@@ -143,7 +143,7 @@ SCRIPT = "# Look at the test\ncat test_x.py\n\n# Fix it\nsed -i 's/a/b/' x.py\n\
 def test_a_script_of_commented_steps_runs_its_first_step():
     reply = parse_reply("PLAN:\n1. Look\n2. Fix\n```bash\n" + SCRIPT + "\n```")
     assert reply.command == "# Look at the test\ncat test_x.py"
-    assert "script of 3 commented steps; only the first ran" in reply.notes[0]
+    assert "script of several commented steps; only the first ran" in reply.notes[0]
     assert reply.history_text == "PLAN:\n1. Look\n2. Fix\n```bash\n# Look at the test\ncat test_x.py\n```"
 
 
@@ -152,9 +152,15 @@ def test_a_script_of_commented_steps_runs_its_first_step():
     [
         "# list the files\nls\ncat a.py",  # one step
         "for f in *.py; do\n  # show it\n  cat $f\n  # count it\n  wc -l $f\ndone",  # a loop
-        "# a\nls\n# b\npython3 - <<'EOF'\n# not a step\nprint(1)\nEOF",  # a here-document
+        "# a\npython3 - <<'EOF'\n# not a step\nprint(1)\nEOF\n# b\nls",  # a here-document first
         "# a\nls &&\n# b\ncat x",  # a continued line
     ],
 )
 def test_other_scripts_run_whole(script: str):
     assert first_commented_step(script) == (script, 1)
+
+
+def test_a_later_steps_here_document_does_not_stop_the_cut():
+    script = "# Look\ncat a.py\n# Fix\nsed -i s/x/y/ a.py\n# Test\npython3 - <<'EOF'\n# check\nimport a\nEOF"
+    step, steps = first_commented_step(script)
+    assert step == "# Look\ncat a.py" and steps > 1

@@ -236,30 +236,56 @@ def without_plan(text: str) -> str:
 
 
 # Lines that open or close a compound command, continue onto the next line, or start a here-document:
-# a script holding any of them is not cut into steps.
+# a first step holding any of them is not cut from the rest.
 _COMPOUND = re.compile(r"<<|(?:\\|\||&&|\bdo|\bthen|\{|\(|\belse)\s*$|^\s*(?:done|fi|esac|\}|\))\b")
 
 
 def first_commented_step(script: str) -> tuple[str, int]:
     """The first step of a script written as commented steps ("# Fix it" + commands, "# Test" + ...), and
-    how many steps it has; (script, 1) for anything else."""
-    if _COMPOUND.search(script) or any(_COMPOUND.search(line) for line in script.splitlines()):
-        return script, 1
-    steps: list[list[str]] = [[]]
+    about how many steps it has; (script, 1) for anything else.
+
+    Only the first step must be plain commands: a later step's here-document or loop is not run, so its
+    lines (comments included) cannot be mistaken for steps of their own and cut wrongly.
+    """
+    lines = script.splitlines()
+    first_end = None
     has_command = False
-    for line in script.splitlines():
+    for index, line in enumerate(lines):
         stripped = line.strip()
-        if stripped.startswith("#") and not stripped.startswith("#!"):
+        if _is_comment(stripped):
             if has_command:
-                steps.append([])
-                has_command = False
+                first_end = index
+                break
         elif stripped:
+            if _COMPOUND.search(line):
+                return script, 1
             has_command = True
-        steps[-1].append(line)
-    with_commands = [step for step in steps if any(ln.strip() and not ln.strip().startswith("#") for ln in step)]
-    if len(with_commands) < 2:
+    if first_end is None:
         return script, 1
-    return "\n".join(steps[0]).strip("\n"), len(with_commands)
+    rest = lines[first_end:]
+    steps = 1 + sum(
+        1
+        for i, line in enumerate(rest)
+        if _is_comment(line.strip()) and any(_is_command(ln) for ln in _until_next_comment(rest[i + 1 :]))
+    )
+    return "\n".join(lines[:first_end]).strip("\n"), steps
+
+
+def _is_comment(stripped: str) -> bool:
+    return stripped.startswith("#") and not stripped.startswith("#!")
+
+
+def _is_command(line: str) -> bool:
+    return bool(line.strip()) and not _is_comment(line.strip())
+
+
+def _until_next_comment(lines: list[str]) -> list[str]:
+    taken = []
+    for line in lines:
+        if _is_comment(line.strip()):
+            break
+        taken.append(line)
+    return taken
 
 
 def _bare_command(text: str) -> str | None:
@@ -419,7 +445,7 @@ def parse_reply(text: str) -> ParsedReply:
         # failure is seen; run the first step, and let the history show a reply of one step.
         command = step
         reply.notes.append(
-            f"Your block was a script of {steps} commented steps; only the first ran, so you see its result "
+            "Your block was a script of several commented steps; only the first ran, so you see its result "
             "before the next. Send the next step on its own."
         )
         fence = "```"

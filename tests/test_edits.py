@@ -88,3 +88,19 @@ def test_unlabelled_block_under_a_file_name_is_content_unless_it_is_a_command():
     looked = parse_reply("Let me look at calc.py\n```\ncat calc.py\n```")
     assert looked.file_write is None and looked.command == "cat calc.py"
     assert parse_reply("Run calc.py to check:\n```\npython3 calc.py\n```").command == "python3 calc.py"
+
+
+def test_a_function_is_spliced_into_a_file_an_earlier_edit_broke():
+    broken = (
+        '"""Pages."""\n\n\n@cache\ndef page_count(total, per_page):\n    if per_page <= 0:\n'
+        "        raise ValueError('no') if per_page > 0\n    return total // per_page\n\n\n"
+        "def paginate(items, page, per_page):\n    return items[page * per_page :]\n"
+    )
+    block = "def page_count(total, per_page):\n    if per_page <= 0:\n        raise ValueError('no')\n    return 1\n"
+    content, how = new_content("pager.py", broken, block)
+    assert how.startswith("updated the definitions in pager.py")
+    assert content == (
+        '"""Pages."""\n\n\n@cache\n'
+        + block
+        + "\n\ndef paginate(items, page, per_page):\n    return items[page * per_page :]\n"
+    )

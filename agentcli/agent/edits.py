@@ -55,6 +55,44 @@ def definition_search(names: list[str]) -> str:
     return f"grep -rlE --include='*.py' {shlex.quote(pattern)} . 2>/dev/null"
 
 
+def _merge_by_lines(original: str, new_tree: ast.Module, snippet: str) -> str | None:
+    """Splice top-level definitions into a file that does not parse: each replaces the lines from its
+    namesake's `def`/`class` line to the next line that starts at column 0. None unless every definition
+    of the block has exactly one namesake and the file has other definitions too."""
+    nodes = new_tree.body
+    if not nodes or not all(isinstance(n, _DEFINITIONS) for n in nodes):
+        return None
+    lines = original.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    heads = [i for i, line in enumerate(lines) if line.startswith(("def ", "async def ", "class "))]
+    snippet_lines = snippet.splitlines(keepends=True)
+    edits: list[tuple[int, int, list[str]]] = []
+    for node in nodes:
+        named = [i for i in heads if _defined_name(lines[i]) == node.name]
+        if len(named) != 1:
+            return None
+        start = named[0]
+        while node.decorator_list and start > 0 and lines[start - 1].startswith("@"):
+            start -= 1  # the block's decorators replace the file's; without any, the file's stay
+        end = named[0] + 1
+        while end < len(lines) and not (lines[end].strip() and not lines[end][0].isspace() and lines[end][0] != ")"):
+            end += 1
+        while end > named[0] + 1 and not lines[end - 1].strip():
+            end -= 1  # the blank lines between definitions stay
+        edits.append((start, end, _segment(snippet_lines, node)))
+    if len(heads) <= len(nodes):
+        return None  # the block is the whole file
+    for start, end, text in sorted(edits, reverse=True):
+        lines[start:end] = text
+    return "".join(lines)
+
+
+def _defined_name(line: str) -> str:
+    words = line.replace("(", " ").replace(":", " ").split()
+    return words[2] if words[0] == "async" else words[1] if len(words) > 1 else ""
+
+
 def describe_change(path: str, before: str | None, after: str, limit: int = 40) -> str:
     """A short unified diff, so the model sees exactly what its edit did."""
     if before is None:
@@ -78,9 +116,14 @@ def merge_python(original: str, snippet: str) -> str | None:
     """
     snippet = textwrap.dedent(snippet)
     try:
-        old_tree, new_tree = ast.parse(original), ast.parse(snippet)
+        new_tree = ast.parse(snippet)
     except SyntaxError:
         return None
+    try:
+        old_tree = ast.parse(original)
+    except SyntaxError:
+        # Often the file is broken by the model's own earlier edit: splice by lines instead.
+        return _merge_by_lines(original, new_tree, snippet)
     new_nodes = new_tree.body
     if not new_nodes or not all(isinstance(n, (*_DEFINITIONS, ast.Import, ast.ImportFrom)) for n in new_nodes):
         return None

@@ -193,7 +193,7 @@ def test_sed_that_matches_nothing_is_reported_and_a_real_edit_shows_its_diff(hos
     model = ScriptedModel(
         [
             "```bash\nsed -i 's/add\\(a, b\\)/x/' calc.py\n```",
-            "```bash\nsed -i 's/a - b/a + b/' calc.py\n```",
+            "```bash\n# Fix the sign\nsed -i 's/a - b/a + b/' calc.py\n```",  # a comment above it counts not
             "DONE: fixed",
         ]
     )

@@ -234,7 +234,10 @@ def _import_insert_at(tree: ast.Module) -> int:
 
 
 def sed_targets(command: str) -> list[str]:
-    """The files a lone `sed -i` command edits in place (empty for anything else)."""
+    """The files a lone `sed -i` command edits in place (empty for anything else); comment lines around
+    it do not count."""
+    lines = [line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    command = "\n".join(lines)
     if any(sep in command for sep in ("|", ";", "&&", "||", "\n", "`", "$(")):
         return []
     try:

@@ -192,7 +192,7 @@ def test_sed_that_matches_nothing_is_reported_and_a_real_edit_shows_its_diff(hos
     (Path(host.workdir) / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     model = ScriptedModel(
         [
-            "```bash\nsed -i 's/add\\(a, b\\)/x/' calc.py\n```",
+            "```bash\nsed -i 's/add\\(a,b\\)/x/' calc.py\n```",  # neither as a pattern nor as plain text
             "```bash\n# Fix the sign\nsed -i 's/a - b/a + b/' calc.py\n```",  # a comment above it counts not
             "DONE: fixed",
         ]
@@ -417,3 +417,16 @@ def test_a_model_that_only_resends_a_failed_command_is_stopped(host):
     outcome, events = run(replies, host, max_format_errors=3)
     assert outcome.status == "failed" and "3 replies in a row had no usable command" in outcome.reason
     assert len([e for e in events if isinstance(e, CommandFinished)]) == 1
+
+
+def test_a_sed_pattern_meant_as_plain_text_is_applied_as_plain_text(host):
+    (Path(host.workdir) / "pager.py").write_text("def page(items, n):\n    return items[n * 3 : n * 3 + 3]\n")
+    command = "sed -i 's/items[n * 3 : n * 3 + 3]/items[(n - 1) * 3 : n * 3]/' pager.py"
+    model = ScriptedModel([f"```bash\n{command}\n```", "```bash\ncat pager.py\n```", "DONE: fixed"])
+    Agent(model, host, EventBus()).run("fix page")
+    assert (
+        Path(host.workdir) / "pager.py"
+    ).read_text() == "def page(items, n):\n    return items[(n - 1) * 3 : n * 3]\n"
+    note = model.calls[1][-1]["content"]
+    assert "occurs in pager.py as plain text, so it was replaced as plain text" in note
+    assert "+    return items[(n - 1) * 3 : n * 3]" in note

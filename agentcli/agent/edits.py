@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 import secrets
 import shlex
 import textwrap
@@ -231,6 +232,36 @@ def _import_insert_at(tree: ast.Module) -> int:
         return imports[-1].end_lineno or imports[-1].lineno
     first = tree.body[0] if tree.body else None
     return (first.end_lineno or 0) if first is not None and _is_docstring(first) else 0
+
+
+def literal_substitution(command: str) -> tuple[str, str, bool] | None:
+    """A lone `sed -i 's/OLD/NEW/[g]' FILE` read as literal text: (old, new, every occurrence).
+
+    Small models write code into sed patterns as it stands in the file (`items[start : end]`,
+    `main(argv)`), where brackets, parentheses, dots and stars are special; meant literally, such a
+    pattern often matches nothing. None for anything but one plain `s` command.
+    """
+    lines = [line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    try:
+        words = shlex.split("\n".join(lines))
+    except ValueError:
+        return None
+    scripts = [w for w in words[1:] if w.startswith("s") and len(w) > 3]
+    if not words or words[0] != "sed" or len(scripts) != 1 or any(w in ("-e", "-E", "-r", "-f") for w in words):
+        return None
+    script = scripts[0]
+    delimiter = script[1]
+    if delimiter.isalnum() or delimiter in "\\\n ":
+        return None
+    parts = re.split(rf"(?<!\\){re.escape(delimiter)}", script[2:])
+    if len(parts) != 3 or not parts[0] or set(parts[2]) - set("gI"):
+        return None
+    old = re.sub(r"\\(.)", r"\1", parts[0])
+    new = re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), parts[1])
+    if "&" in parts[1].replace("\\&", ""):
+        new = re.sub(r"(?<!\\)&", lambda _: old, parts[1])
+        new = re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), new)
+    return old, new, "g" in parts[2]
 
 
 def sed_targets(command: str) -> list[str]:

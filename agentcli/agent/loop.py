@@ -14,6 +14,7 @@ from agentcli.agent.edits import (
     defined_names,
     definition_search,
     describe_change,
+    literal_substitution,
     new_content,
     sed_targets,
     write_command,
@@ -393,7 +394,7 @@ class Agent:
         self._last_command = command.strip()
         self._last_failure = "" if obs.ok else _failure_summary(obs)
         if edited and obs.ok:
-            notes = [*notes, *self._edit_report(edited)]
+            notes = [*notes, *self._edit_report(command, edited)]
         self.events.emit(_finished_event(step, obs))
         self.context.add("user", format_observation(obs, notes, self._next_step_hint()))
         if parsed.finish_after_command and obs.ok:
@@ -413,21 +414,35 @@ class Agent:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, UnicodeDecodeError):
             return None
 
-    def _edit_report(self, before: dict[str, str | None]) -> list[str]:
-        """What an in-place `sed` did to each file: its diff, or that its pattern matched nothing."""
+    def _edit_report(self, command: str, before: dict[str, str | None]) -> list[str]:
+        """What an in-place `sed` did to each file: its diff; or, when its pattern matched nothing, the
+        literal replacement it was meant as, or that it matched nothing."""
         notes = []
+        literal = literal_substitution(command)
         for path, old in before.items():
             new = self._read(path)
             if old is None or new is None:
                 continue
-            if new == old:
+            if new != old:
+                notes.append(describe_change(path, old, new))
+            elif literal is not None and literal[0] in old and self._replace_literally(path, old, *literal):
+                notes.append(
+                    f"sed's pattern matched nothing as a regular expression, but occurs in {path} as plain text, "
+                    f"so it was replaced as plain text. {describe_change(path, old, self._read(path) or '')}"
+                )
+            else:
                 notes.append(
                     f"sed changed nothing in {path}: the pattern matched no line. Compare it with `cat -n {path}` "
                     "(in sed's basic syntax, \\( \\) group and . * [ ] are special)."
                 )
-            else:
-                notes.append(describe_change(path, old, new))
         return notes
+
+    def _replace_literally(self, path: str, text: str, old: str, new: str, every: bool) -> bool:
+        if every:
+            replaced = text.replace(old, new)
+        else:  # sed without g: the first occurrence on each line
+            replaced = "".join(line.replace(old, new, 1) for line in text.splitlines(keepends=True))
+        return self.sandbox.run(write_command(path, replaced)).ok
 
     def _place_code(self, parsed: ParsedReply) -> None:
         """A Python block with no file named becomes an edit of the one file that defines its functions."""

@@ -117,7 +117,11 @@ def test_scripted_agent_that_does_the_wrong_thing_gets_no_reward(tmp_path: Path)
     # The repository's failing tests object to the first DONE; the model insists and finishes.
     model = replies(
         tmp_path,
-        ["```bash\necho 'not a fix' >> README.md && tail -1 README.md\n```", "DONE: all fixed.", "DONE: all fixed."],
+        [
+            "```bash\necho 'not a fix' >> README.md && tail -1 README.md\n```",
+            "DONE: all fixed.",
+            "DONE: all fixed, sure.",
+        ],
     )
     model = "scripted:" + Path(model.removeprefix("scripted:")).name  # relative to where eval runs, not the task
     args = ["--tasks", "fix-off-by-one", "--model", model, "--sandbox", "host", "--out", str(out)]

@@ -215,11 +215,11 @@ def test_interrupt_long_command_keeps_session_then_ctrl_c_twice_leaves(failing_r
     replies = [
         "```bash\ncd sub && export GREETING=hello\n```",
         "DONE: set up",
-        "DONE: set up",  # a "done" with no file changed is questioned once
+        "DONE: set up, really",  # a "done" with no file changed is questioned once
         "```bash\nsleep 60\n```",
         '```bash\necho "$GREETING from $(basename "$PWD")"\n```',
         "DONE: greeted",
-        "DONE: greeted",
+        "DONE: greeted, really",
     ]
     term = start(failing_repo, "repl", "--model", write_replies(replies), "--sandbox", "host", "--mode", "full-auto")
     term.expect("mode full-auto")
@@ -247,7 +247,7 @@ def test_interrupt_long_command_keeps_session_then_ctrl_c_twice_leaves(failing_r
 
 
 def test_decline_with_reason_and_edit_a_command(failing_repo: Path, write_replies, start, tmp_path: Path):
-    replies = ["```bash\nrm calc.py\n```", "```bash\nls\n```", "DONE: nothing removed", "DONE: nothing removed"]
+    replies = ["```bash\nrm calc.py\n```", "```bash\nls\n```", "DONE: nothing removed", "DONE: nothing removed, sure"]
     term = start(failing_repo, "repl", "--model", write_replies(replies), "--sandbox", "host")
     term.type("tidy up")
     term.expect("rm calc.py")
@@ -346,10 +346,10 @@ def test_follow_up_task_keeps_history_and_clear_starts_over(failing_repo: Path, 
     replies = [
         "```bash\necho first\n```",
         "DONE: one",
-        "DONE: one",
+        "DONE: one, sure",
         "```bash\necho second\n```",
         "DONE: two",
-        "DONE: two",
+        "DONE: two, sure",
     ]
     term = start(failing_repo, "repl", "--model", write_replies(replies), "--sandbox", "host", "--mode", "full-auto")
     term.type("task number one")

@@ -241,9 +241,8 @@ def literal_substitution(command: str) -> tuple[str, str, bool] | None:
     `main(argv)`), where brackets, parentheses, dots and stars are special; meant literally, such a
     pattern often matches nothing. None for anything but one plain `s` command.
     """
-    lines = [line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     try:
-        words = shlex.split("\n".join(lines))
+        words = shlex.split(_without_comment_lines(command))
     except ValueError:
         return None
     scripts = [w for w in words[1:] if w.startswith("s") and len(w) > 3]
@@ -257,18 +256,23 @@ def literal_substitution(command: str) -> tuple[str, str, bool] | None:
     if len(parts) != 3 or not parts[0] or set(parts[2]) - set("gI"):
         return None
     old = re.sub(r"\\(.)", r"\1", parts[0])
-    new = re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), parts[1])
-    if "&" in parts[1].replace("\\&", ""):
-        new = re.sub(r"(?<!\\)&", lambda _: old, parts[1])
-        new = re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), new)
+    # In the replacement, an unescaped & is the matched text.
+    new = old.join(_unescape_replacement(piece) for piece in re.split(r"(?<!\\)&", parts[1]))
     return old, new, "g" in parts[2]
+
+
+def _unescape_replacement(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
+
+
+def _without_comment_lines(command: str) -> str:
+    return "\n".join(line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#"))
 
 
 def sed_targets(command: str) -> list[str]:
     """The files a lone `sed -i` command edits in place (empty for anything else); comment lines around
     it do not count."""
-    lines = [line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    command = "\n".join(lines)
+    command = _without_comment_lines(command)
     if any(sep in command for sep in ("|", ";", "&&", "||", "\n", "`", "$(")):
         return []
     try:

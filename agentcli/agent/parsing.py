@@ -240,52 +240,28 @@ def without_plan(text: str) -> str:
 _COMPOUND = re.compile(r"<<|(?:\\|\||&&|\bdo|\bthen|\{|\(|\belse)\s*$|^\s*(?:done|fi|esac|\}|\))\b")
 
 
-def first_commented_step(script: str) -> tuple[str, int]:
-    """The first step of a script written as commented steps ("# Fix it" + commands, "# Test" + ...), and
-    about how many steps it has; (script, 1) for anything else.
+def first_commented_step(script: str) -> str | None:
+    """The first step of a script written as commented steps ("# Fix it" + commands, "# Test" + ...);
+    None for any other script.
 
     Only the first step must be plain commands: a later step's here-document or loop is not run, so its
     lines (comments included) cannot be mistaken for steps of their own and cut wrongly.
     """
     lines = script.splitlines()
-    first_end = None
     has_command = False
     for index, line in enumerate(lines):
         stripped = line.strip()
-        if _is_comment(stripped):
+        if stripped.startswith("#") and not stripped.startswith("#!"):
             if has_command:
-                first_end = index
-                break
+                later = [ln.strip() for ln in lines[index:]]
+                if any(ln and not ln.startswith("#") for ln in later):
+                    return "\n".join(lines[:index]).strip("\n")
+                return None
         elif stripped:
             if _COMPOUND.search(line):
-                return script, 1
+                return None
             has_command = True
-    if first_end is None:
-        return script, 1
-    rest = lines[first_end:]
-    steps = 1 + sum(
-        1
-        for i, line in enumerate(rest)
-        if _is_comment(line.strip()) and any(_is_command(ln) for ln in _until_next_comment(rest[i + 1 :]))
-    )
-    return "\n".join(lines[:first_end]).strip("\n"), steps
-
-
-def _is_comment(stripped: str) -> bool:
-    return stripped.startswith("#") and not stripped.startswith("#!")
-
-
-def _is_command(line: str) -> bool:
-    return bool(line.strip()) and not _is_comment(line.strip())
-
-
-def _until_next_comment(lines: list[str]) -> list[str]:
-    taken = []
-    for line in lines:
-        if _is_comment(line.strip()):
-            break
-        taken.append(line)
-    return taken
+    return None
 
 
 def _bare_command(text: str) -> str | None:
@@ -439,8 +415,8 @@ def parse_reply(text: str) -> ParsedReply:
         reply.finished = True
         reply.summary = inside.group(2).strip()
         return reply
-    step, steps = first_commented_step(command)
-    if steps > 1:
+    step = first_commented_step(command)
+    if step is not None:
         # A small model writes its whole plan as one commented script, fix guessed before the
         # failure is seen; run the first step, and let the history show a reply of one step.
         command = step

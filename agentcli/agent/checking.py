@@ -36,13 +36,18 @@ def _writes(part: str) -> bool:
     return bool(_REDIRECT.search(part))
 
 
+def _parts(command: str) -> list[str]:
+    """The simple commands of `command`, split at `&&`, `||`, `;` and newlines."""
+    # A here-document's body is data, not commands.
+    return [p for p in _SPLIT.split(command.split("<<", 1)[0]) if p.strip()]
+
+
 _REDIRECT_TARGET = re.compile(r"(?<![0-9&])>>?\s*([^\s&|;>]+)\s*$")
 
 
 def check_command(command: str) -> str | None:
     """A command that shows what the last change of `command` did, e.g. `cat -n app.py`; None if unknown."""
-    head = command.split("<<", 1)[0] if "<<" in command else command
-    parts = [p for p in _SPLIT.split(head) if p.strip() and _writes(p)]
+    parts = [p for p in _parts(command) if _writes(p)]
     if not parts:
         return None
     last = parts[-1].strip()
@@ -59,9 +64,7 @@ def check_command(command: str) -> str | None:
 
 def only_changes(command: str) -> bool:
     """True when `command` changes files and nothing after the last change shows a result."""
-    # A here-document's body is data, not commands.
-    head = command.split("<<", 1)[0] if "<<" in command else command
-    parts = [p for p in _SPLIT.split(head) if p.strip()]
+    parts = _parts(command)
     if not parts:
         return False
     last_write = max((i for i, part in enumerate(parts) if _writes(part)), default=-1)

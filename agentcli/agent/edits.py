@@ -56,6 +56,9 @@ def definition_search(names: list[str]) -> str:
     return f"grep -rlE --include='*.py' {shlex.quote(pattern)} . 2>/dev/null"
 
 
+_TOP_LEVEL_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+(\w+)")
+
+
 def _merge_by_lines(original: str, new_tree: ast.Module, snippet: str) -> str | None:
     """Splice top-level definitions into a file that does not parse: each replaces the lines from its
     namesake's `def`/`class` line to the next line that starts at column 0. None unless every definition
@@ -66,18 +69,19 @@ def _merge_by_lines(original: str, new_tree: ast.Module, snippet: str) -> str | 
     lines = original.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    heads = [i for i, line in enumerate(lines) if line.startswith(("def ", "async def ", "class "))]
+    heads = {i: match.group(1) for i, line in enumerate(lines) if (match := _TOP_LEVEL_DEFINITION.match(line))}
     snippet_lines = snippet.splitlines(keepends=True)
     edits: list[tuple[int, int, list[str]]] = []
     for node in nodes:
-        named = [i for i in heads if _defined_name(lines[i]) == node.name]
+        named = [i for i, name in heads.items() if name == node.name]
         if len(named) != 1:
             return None
         start = named[0]
         while node.decorator_list and start > 0 and lines[start - 1].startswith("@"):
             start -= 1  # the block's decorators replace the file's; without any, the file's stay
         end = named[0] + 1
-        while end < len(lines) and not (lines[end].strip() and not lines[end][0].isspace() and lines[end][0] != ")"):
+        # The definition runs on while lines are blank, indented, or close a signature.
+        while end < len(lines) and (not lines[end].strip() or lines[end][0].isspace() or lines[end][0] == ")"):
             end += 1
         while end > named[0] + 1 and not lines[end - 1].strip():
             end -= 1  # the blank lines between definitions stay
@@ -87,11 +91,6 @@ def _merge_by_lines(original: str, new_tree: ast.Module, snippet: str) -> str | 
     for start, end, text in sorted(edits, reverse=True):
         lines[start:end] = text
     return "".join(lines)
-
-
-def _defined_name(line: str) -> str:
-    words = line.replace("(", " ").replace(":", " ").split()
-    return words[2] if words[0] == "async" else words[1] if len(words) > 1 else ""
 
 
 def describe_change(path: str, before: str | None, after: str, limit: int = 40) -> str:

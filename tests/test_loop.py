@@ -277,10 +277,31 @@ def test_an_unnamed_python_block_goes_to_the_file_that_defines_it_then_done_coun
     assert "pager.py defines paginate, so it went there" in started[0].notes[-1]
 
 
-def test_an_unnamed_block_no_file_defines_stays_a_format_error(host):
-    outcome, events = run(["```python\ndef brand_new():\n    pass\n```\nDONE: added"], host)
+def test_an_unnamed_python_block_runs_as_a_script(host):
+    # Small models write data work as a Python block; quotes and EOF lines in it must survive.
+    (Path(host.workdir) / "users.json").write_text('[{"id": 1, "name": "Ada"}, {"id": 2, "name": "Alan"}]')
+    script = (
+        "import csv, json\n"
+        "users = json.load(open('users.json'))\n"
+        "with open('users.csv', 'w', newline='') as f:\n"
+        "    w = csv.writer(f)\n"
+        "    w.writerow(['id', 'name'])\n"
+        "    w.writerows([u['id'], u['name']] for u in users)\n"
+        "print(\"EOF 'done'\")\n"
+    )
+    outcome, events = run([f"Convert it.\n```python\n{script}```", "DONE: converted"], host)
+    assert outcome.status == "finished"
+    finished = [e for e in events if isinstance(e, CommandFinished)]
+    assert finished[0].exit_code == 0 and finished[0].output == "EOF 'done'\n"
+    assert (Path(host.workdir) / "users.csv").read_text().splitlines() == ["id,name", "1,Ada", "2,Alan"]
+    started = [e for e in events if type(e).__name__ == "CommandStarted"]
+    assert "ran as a script" in started[0].notes[-1]
+
+
+def test_an_unnamed_block_of_another_language_stays_a_format_error(host):
+    outcome, events = run(["```javascript\nfunction brandNew() {}\n```\nDONE: added"], host)
     errors = [e.message for e in events if isinstance(e, FormatError)]
-    assert errors and "no file name" in errors[0] and not (Path(host.workdir) / "brand_new").exists()
+    assert errors and "no file name" in errors[0]
     assert outcome.status == "failed"
 
 

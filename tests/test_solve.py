@@ -97,12 +97,16 @@ def test_json_events_and_journal(failing_repo: Path, write_replies):
     events = [json.loads(line) for line in result.stdout.splitlines()]
     kinds = [e["type"] for e in events]
     assert kinds[0] == "run_started" and kinds[-1] == "result"
-    assert "plan_updated" in kinds and kinds.count("command_finished") == 3
+    assert "plan_updated" in kinds and kinds.count("command_finished") == 4
+    # The repository's tests ran before the first reply, so the model saw the failure first.
+    first = next(e for e in events if e["type"] == "command_finished")
+    assert first["step"] == 0 and "1 failed" in first["output"]
+    assert kinds.index("command_finished") < kinds.index("model_started")
     final = events[-1]
     assert final["status"] == "finished" and final["files_changed"] == ["calc.py"] and final["steps"] == 4
     journal = failing_repo / ".agentcli" / "sessions" / final["session_id"] / "events.jsonl"
     journaled = [json.loads(line)["type"] for line in journal.read_text().splitlines()]
-    assert journaled[-1] == "result" and journaled.count("command_finished") == 3
+    assert journaled[-1] == "result" and journaled.count("command_finished") == 4
     assert git(failing_repo, "status", "--porcelain").strip() == "M calc.py"  # .agentcli/ stays out of status
 
 

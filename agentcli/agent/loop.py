@@ -6,7 +6,7 @@ import dataclasses
 import re
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcli.agent.checking import check_command, only_changes
@@ -19,11 +19,12 @@ from agentcli.agent.edits import (
     sed_targets,
     write_command,
 )
-from agentcli.agent.observation import format_observation
+from agentcli.agent.observation import describe_result, format_observation
 from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply, without_plan
 from agentcli.agent.prompts import render
 from agentcli.agent.repair import repair
 from agentcli.agent.stuck import StuckDetector
+from agentcli.agent.tracebacks import excerpt, failure_location
 from agentcli.context.window import Context, ContextWindow
 from agentcli.events import (
     CommandFinished,
@@ -44,6 +45,9 @@ from agentcli.sandbox.base import Observation, Sandbox
 CONTEXT_RETRIES = 3
 
 
+# Seconds a command run before the first reply may take (a server started by it is stopped).
+FIRST_LOOK_TIMEOUT = 15.0
+PYTHON_LANGUAGES = frozenset({"python", "py", "python3"})
 # Characters of reply without any code fence after which generation stops (see _stream_watcher).
 PROSE_LIMIT = 1500
 # Sampling temperature for a second try when a reply repeats an earlier one.
@@ -136,15 +140,33 @@ class Agent:
         self._last_exit_code = 0
         self._last_command = ""
         self._last_failure = ""  # how the last command failed, in a few words; "" when it succeeded
+        self._failure_at: tuple[str, int] | None = None  # the repository file and line the last failure names
         self._unchecked = False  # the last command changed files and showed nothing of the result
         self._commands_since_plan = 0
         self._earlier_replies: set[str] = set()
 
-    def run(self, task: str, *, context_text: str = "") -> Outcome:
-        """Work on `task` until the model finishes or a limit trips. `context_text` follows the task."""
+    def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
+        """Work on `task` until the model finishes or a limit trips. `context_text` follows the task, then
+        the results of `first_looks`: commands run before the first reply to show the current state."""
         system = render("system", workdir=self.sandbox.workdir)
-        self.context.start(system, render("task", task=task.strip(), context=context_text.strip()))
+        parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]
+        self.context.start(system, render("task", task=task.strip(), context="\n\n".join(p for p in parts if p)))
         return self._drive()
+
+    def _first_look(self, command: str) -> str:
+        """Run `command` before the model's first reply and describe its result.
+
+        A small model's first plan guesses the fix before it has seen the failure; with the error in
+        front of it, the first reply can already be the fix. The command runs in a subshell (the
+        model's shell keeps its state) and writes no bytecode into the repository.
+        """
+        self.events.emit(CommandStarted(step=0, command=command, notes=["run before the first reply"]))
+        workdir = shlex.quote(self.sandbox.workdir)
+        obs = self.sandbox.run(f"(cd {workdir} && export PYTHONDONTWRITEBYTECODE=1 && {command})", FIRST_LOOK_TIMEOUT)
+        self.events.emit(_finished_event(0, obs))
+        location = None if obs.ok else self._failure_location(obs.output)
+        notes = [self._failure_context(*location)] if location else []
+        return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
 
     def continue_with(self, task: str) -> Outcome:
         """A follow-up task in the same session: history and sandbox state are kept."""
@@ -361,10 +383,17 @@ class Agent:
             notes = [*edit_notes, *notes]
         if command.strip() == self._last_command and self._last_failure:
             # Nothing ran since: the same command fails the same way, and a small model that sees it
-            # fail again only sends it again.
+            # fail again only sends it again. Name what to do instead, as concretely as possible.
+            instead = "change it, or try another way."
+            if self._failure_at is not None:
+                path, line = self._failure_at
+                instead = (
+                    f"fix the code the error comes from ({path} line {line}): write the path {path} on a line, "
+                    "then a fenced block with the corrected code."
+                )
             self._format_error(
                 f"You ran this exact command just before and it failed ({self._last_failure}). It would fail "
-                "the same way, so it was not run again: change it, or try another way.",
+                f"the same way, so it was not run again: {instead}",
                 step,
             )
             return
@@ -395,6 +424,9 @@ class Agent:
         self._last_failure = "" if obs.ok else _failure_summary(obs)
         if edited and obs.ok:
             notes = [*notes, *self._edit_report(command, edited)]
+        self._failure_at = None if obs.ok else self._failure_location(obs.output)
+        if self._failure_at is not None:
+            notes = [*notes, self._failure_context(*self._failure_at)]
         self.events.emit(_finished_event(step, obs))
         self.context.add("user", format_observation(obs, notes, self._next_step_hint()))
         if parsed.finish_after_command and obs.ok:
@@ -407,6 +439,16 @@ class Agent:
                 raise _Stop("failed", f"stuck: {reason}")
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
+
+    def _failure_location(self, output: str) -> tuple[str, int] | None:
+        """The repository file and line a failure's traceback points to, if any."""
+        location = failure_location(output, self.sandbox.workdir, lambda path: self._read(path) is not None)
+        if location is None or not excerpt(self._read(location[0]) or "", location[1]):
+            return None
+        return location
+
+    def _failure_context(self, path: str, line: int) -> str:
+        return f"The error comes from {path} line {line}:\n{excerpt(self._read(path) or '', line)}"
 
     def _read(self, path: str) -> str | None:
         try:
@@ -445,18 +487,30 @@ class Agent:
         return self.sandbox.run(write_command(path, replaced)).ok
 
     def _place_code(self, parsed: ParsedReply) -> None:
-        """A Python block with no file named becomes an edit of the one file that defines its functions."""
+        """A Python block with no file named: an edit of the one file that defines its functions, or else
+        a script to run. Small models write Python far more reliably than shell pipelines or
+        here-documents, so a bare ```python block is taken as "run this"."""
         language, block = parsed.code or ("", "")
-        names = defined_names(block) if language in ("python", "py", "python3") else []
-        if not names:
+        if language not in PYTHON_LANGUAGES:
             return
-        listing = self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {definition_search(names)})")
-        files = sorted({line.strip().removeprefix("./") for line in listing.output.splitlines()})
-        files = [f for f in files if f and not f.startswith(".")]
-        if len(files) == 1:
-            parsed.file_write = files[0], block
-            parsed.error = None
-            parsed.notes.append(f"Your block named no file; {files[0]} defines {', '.join(names)}, so it went there.")
+        names = defined_names(block)
+        if names:
+            listing = self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {definition_search(names)})")
+            files = sorted({line.strip().removeprefix("./") for line in listing.output.splitlines()})
+            files = [f for f in files if f and not f.startswith(".")]
+            if len(files) == 1:
+                parsed.file_write = files[0], block
+                parsed.error = None
+                parsed.notes.append(
+                    f"Your block named no file; {files[0]} defines {', '.join(names)}, so it went there."
+                )
+                return
+        parsed.command = python_script_command(block)
+        parsed.error = None
+        parsed.notes.append(
+            "Your ```python block named no file, so it ran as a script (python3, in the repository). To change "
+            "a file instead, write its path on the line before the block."
+        )
 
     def _file_edit(self, path: str, block: str) -> tuple[str, list[str]]:
         """Turn "a file's path and its new content" into a command that writes it, with a diff for the model."""
@@ -495,6 +549,14 @@ class Agent:
             raise _Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")
         if limits.max_cost and o.cost >= limits.max_cost:
             raise _Stop("failed", f"cost limit reached (${limits.max_cost:g})")
+
+
+def python_script_command(script: str) -> str:
+    """A shell command that runs `script` with python3: a here-document under a delimiter it does not hold."""
+    delimiter = "AGENTCLI_PYTHON"
+    while delimiter in script:
+        delimiter += "_"
+    return f"python3 - <<'{delimiter}'\n{script.rstrip(chr(10))}\n{delimiter}"
 
 
 def _failure_summary(obs: Observation) -> str:

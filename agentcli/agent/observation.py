@@ -6,8 +6,13 @@ from agentcli.sandbox.base import Observation
 
 
 def format_observation(obs: Observation, notes: list[str] | None = None, next_step: str = "") -> str:
-    """A header line with the exit code and duration, then the output (head and tail when long), then
-    what to do next (`next_step`, or the reply format)."""
+    """The result (see `describe_result`), then what to do next (`next_step`, or the reply format)."""
+    # Small models follow the latest instruction best: restate the reply format after each result.
+    return f"{describe_result(obs, notes)}\n[next: {next_step or NEXT_STEP}]"
+
+
+def describe_result(obs: Observation, notes: list[str] | None = None) -> str:
+    """A header line with the exit code and duration, then the output (head and tail when long), then notes."""
     lines: list[str] = []
     if obs.syntax_error:
         lines.append("[syntax error: bash could not parse the command, so it did not run]")
@@ -31,8 +36,6 @@ def format_observation(obs: Observation, notes: list[str] | None = None, next_st
                 f"(read a part with: sed -n '100,200p' {obs.output_path})]"
             )
     lines.extend(f"[note] {note}" for note in notes or [])
-    # Small models follow the latest instruction best: restate the reply format after each result.
-    lines.append(f"[next: {next_step or NEXT_STEP}]")
     return "\n".join(lines)
 
 

@@ -370,7 +370,7 @@ def parse_reply(text: str) -> ParsedReply:
             reply.error = (
                 f"Your reply had a ```{lang} block but no ```bash block and no file name, so nothing ran. To "
                 "change a file, write its path on the line before the block; to run code, put a shell command "
-                "in a ```bash block (for Python: python3 - <<'EOF' ... EOF)."
+                "in a ```bash block, or a Python script in a ```python block."
             )
             _finish_after_action(reply, marker)
             return reply

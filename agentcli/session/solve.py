@@ -33,6 +33,7 @@ from agentcli.repo.publish import Delivery
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.checks import failing_tests, test_command
+from agentcli.session.first_looks import first_looks
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
 from agentcli.session.undo import record_ignored
 
@@ -170,6 +171,10 @@ class Session:
 
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)
+
+    def first_looks(self, task: str) -> list[str]:
+        """Commands run before the first reply, to show the failure the task is about."""
+        return first_looks(task, list_files(self.root))
 
     def begin_task(self, written_by_us: tuple[Path, ...] = ()) -> TaskMark:
         """Checkpoint the repository before a task; the first checkpoint is named after the session.
@@ -319,7 +324,9 @@ def solve(request: SolveRequest) -> SolveResult:
         sandbox = session.create_sandbox()
         session.announce(request.task)
         sandbox.start()
-        return session.agent().run(request.task, context_text=session.overview(request.task))
+        return session.agent().run(
+            request.task, context_text=session.overview(request.task), first_looks=session.first_looks(request.task)
+        )
 
     with signals_interrupt(signal.SIGTERM):
         try:

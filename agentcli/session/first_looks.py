@@ -1,0 +1,65 @@
+"""Commands worth running before the agent's first reply: the ones the task quotes, else the tests.
+
+"`python3 app.py` crashes" or "the tests fail": a small model that has not seen the failure plans a
+fix for the one it imagines. Running what the task names, in the sandbox, puts the real error in
+front of it. Only commands that run a program of the repository qualify, never ones that write,
+pipe, chain or delete, and never more than two.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from agentcli.session.checks import test_command
+
+MAX_LOOKS = 2
+TESTS = "python3 -m pytest -q --tb=short -p no:cacheprovider"
+_INLINE = re.compile(r"`([^`\n]+)`")
+_FENCED = re.compile(r"^```[\w-]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+# Redirections, pipes, chains, substitutions: a quoted command with any of them is not run unasked.
+_UNSAFE = re.compile(r"[<>|;&`]|\$\(")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+INTERPRETERS = frozenset({"python", "python3", "bash", "sh", "node", "ruby", "perl"})
+# Tools that run a project's checks: only their test subcommand qualifies.
+TEST_RUNNERS = {"make": {"test", "check"}, "npm": {"test"}, "go": {"test"}, "cargo": {"test"}}
+
+
+def first_looks(task: str, files: list[str]) -> list[str]:
+    """Up to MAX_LOOKS commands: those the task quotes that run a program here, else the Python tests."""
+    present = set(files)
+    quoted = [*_INLINE.findall(task), *(line for block in _FENCED.findall(task) for line in block.splitlines())]
+    looks: list[str] = []
+    for candidate in quoted:
+        command = candidate.strip().removeprefix("$ ").strip()
+        if command not in looks and runs_repository_program(command, present):
+            looks.append(command)
+    if not looks and test_command(files) is not None:
+        looks.append(TESTS)
+    return looks[:MAX_LOOKS]
+
+
+def runs_repository_program(command: str, files: set[str]) -> bool:
+    """Whether `command` runs a script of the repository, or its tests, and nothing else."""
+    if not command or _UNSAFE.search(command):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    while words and _ASSIGNMENT.match(words[0]):
+        words = words[1:]
+    if not words:
+        return False
+    program, args = words[0], words[1:]
+    if program.startswith("./"):
+        return program[2:] in files
+    if program == "pytest":
+        return True
+    if program in TEST_RUNNERS:
+        return bool(args) and args[0] in TEST_RUNNERS[program]
+    if program not in INTERPRETERS or not args:
+        return False
+    if program.startswith("python") and args[0] == "-m":
+        return args[1:2] in (["pytest"], ["unittest"])
+    return args[0].removeprefix("./") in files

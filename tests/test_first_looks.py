@@ -1,0 +1,69 @@
+"""Which commands run before the first reply, and what the model is shown of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcli.agent.loop import Agent
+from agentcli.events import CommandFinished, Event, EventBus
+from agentcli.models.scripted import ScriptedModel
+from agentcli.sandbox.local import HostSandbox
+from agentcli.session.first_looks import TESTS, first_looks
+
+FILES = ["app.py", "backup.sh", "scripts/wordcount.py", "helpers/text.py", "README.md"]
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        ('Running `python3 app.py "Hello World"` crashes', ['python3 app.py "Hello World"']),
+        ('backup.sh breaks (try `bash backup.sh "my docs" "my backup"`)', ['bash backup.sh "my docs" "my backup"']),
+        ("Make `python3 -m pytest` pass", ["python3 -m pytest"]),
+        ("`./scripts/wordcount.py` fails", ["./scripts/wordcount.py"]),
+        ("```\n$ PORT=9000 python3 app.py\n```\nignores the port", ["PORT=9000 python3 app.py"]),
+        (
+            "run `python3 app.py x` then `python3 app.py y` and `python3 app.py z`",
+            ["python3 app.py x", "python3 app.py y"],
+        ),
+    ],
+)
+def test_commands_the_task_quotes_that_run_a_repository_program(task: str, expected: list[str]):
+    assert first_looks(task, FILES) == expected
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "`rm -rf build` is slow",  # not a program of the repository
+        "`python3 app.py > out.txt` is empty",  # writes
+        "`python3 app.py | sort` is unsorted",  # pipes
+        "`./scripts/wordcount.py < file.txt` should work",  # reads a file that may not exist
+        "`python3 missing.py` should print hello",  # the task asks for the script: nothing to run yet
+        "`python3 -m pip install yaml` fails",  # not a test runner
+        "add a `--shout` flag to `app.py`",  # quoted words, not commands
+        "`git commit` the change",
+    ],
+)
+def test_commands_that_are_not_run_unasked(task: str):
+    assert first_looks(task, FILES) == []
+
+
+def test_the_tests_run_when_the_task_quotes_nothing_runnable():
+    assert first_looks("the pager is off by one", [*FILES, "tests/test_pager.py"]) == [TESTS]
+    assert first_looks("the pager is off by one", FILES) == []
+
+
+def test_the_model_sees_what_ran_before_its_first_reply(tmp_path: Path):
+    (tmp_path / "app.py").write_text("from textutils import slugify\n")
+    seen: list[Event] = []
+    model = ScriptedModel(["DONE: looked"])
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        Agent(model, box, EventBus([seen.append])).run("fix it", first_looks=["python3 app.py"])
+    first_prompt = model.calls[0][-1]["content"]
+    assert "Before your first reply, agentcli ran `python3 app.py` in the repository:\n[exit 1" in first_prompt
+    assert "No module named 'textutils'" in first_prompt
+    looked = [e for e in seen if isinstance(e, CommandFinished)]
+    assert len(looked) == 1 and looked[0].step == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".agentcli", "app.py"]  # no __pycache__ left

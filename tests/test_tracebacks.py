@@ -1,0 +1,67 @@
+"""Finding where a failure happened in the repository's code, and showing the model those lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcli.agent.loop import Agent
+from agentcli.agent.tracebacks import excerpt, failure_location
+from agentcli.events import CommandStarted, Event, EventBus, FormatError
+from agentcli.models.scripted import ScriptedModel
+from agentcli.sandbox.local import HostSandbox
+
+PYTHON_TRACEBACK = """Traceback (most recent call last):
+  File "/w/main.py", line 20, in <module>
+    sys.exit(main(sys.argv[1:]))
+  File "/w/report/summary.py", line 15, in revenue_by_customer
+    totals[order["customer"]] += parse_amount(order["amount"])
+  File "/usr/lib/python3.11/csv.py", line 110, in __next__
+KeyError: 'amount'
+"""
+PYTEST_SHORT = """____ test_second_page ____
+test_pager.py:9: in test_second_page
+    assert paginate(ITEMS, 2, 3) == [4, 5, 6]
+pager.py:6: in paginate
+    return items[start : start + per_page - 1]
+E   AssertionError
+"""
+FILES = {"main.py", "report/summary.py", "test_pager.py", "pager.py", "backup.sh"}
+
+
+def test_the_innermost_frame_in_the_repository():
+    assert failure_location(PYTHON_TRACEBACK, "/w", FILES.__contains__) == ("report/summary.py", 15)
+
+
+def test_code_under_test_wins_over_the_test_file():
+    assert failure_location(PYTEST_SHORT, "/w", FILES.__contains__) == ("pager.py", 6)
+    only_test = "test_pager.py:9: AssertionError\n"
+    assert failure_location(only_test, "/w", FILES.__contains__) == ("test_pager.py", 9)
+
+
+def test_shell_errors_and_outputs_without_a_location():
+    assert failure_location("backup.sh: line 5: cd: my: No such file\n", "/w", FILES.__contains__) == ("backup.sh", 5)
+    assert failure_location("ls: cannot access 'x'\n", "/w", FILES.__contains__) is None
+    outside = 'File "/elsewhere/lib.py", line 3, in f\n'
+    assert failure_location(outside, "/w", FILES.__contains__) is None
+
+
+def test_excerpt_numbers_lines_like_cat_n_and_marks_the_line():
+    text = "\n".join(f"line {i}" for i in range(1, 21))
+    shown = excerpt(text, 10).splitlines()
+    assert shown[0] == "  6  line 6" and shown[4] == ">10  line 10" and shown[-1] == " 14  line 14"
+    assert excerpt(text, 99) == ""
+
+
+def test_the_model_sees_the_failing_code_and_is_pointed_at_it_when_it_repeats(tmp_path: Path):
+    (tmp_path / "calc.py").write_text("def ratio(a, b):\n    return a / b\n\nprint(ratio(1, 0))\n")
+    seen: list[Event] = []
+    replies = ["```bash\npython3 calc.py\n```", "Once more.\n```bash\npython3 calc.py\n```", "DONE: gave up"]
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        model = ScriptedModel(replies)
+        Agent(model, box, EventBus([seen.append])).run("fix calc.py")
+    observation = model.calls[1][-1]["content"]
+    assert "ZeroDivisionError" in observation
+    assert "The error comes from calc.py line 2:\n 1  def ratio(a, b):\n>2      return a / b\n 3\n" in observation
+    refusals = [e.message for e in seen if isinstance(e, FormatError)]
+    assert "fix the code the error comes from (calc.py line 2)" in refusals[0]
+    assert len([e for e in seen if isinstance(e, CommandStarted)]) == 1

@@ -107,8 +107,10 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
     assert "fix-off-by-one" in proc.stdout and "solved 1/1" in proc.stdout
     record = Path(task["trajectory"])
     events = [json.loads(line) for line in (record / "session" / "events.jsonl").read_text().splitlines()]
-    commands = [e["command"] for e in events if e["type"] == "command_finished"]
+    commands = [e["command"] for e in events if e["type"] == "command_finished" and e["step"] > 0]
     assert commands[0].startswith("python3 -m pytest") and "sed -i" in commands[1]
+    looks = [e["command"] for e in events if e["type"] == "command_finished" and e["step"] == 0]
+    assert looks == ["python3 -m pytest -q --tb=short -p no:cacheprovider"]  # the tests ran before the first reply
     assert "+    start = (page - 1) * per_page" in (record / "changes.patch").read_text()
 
 

@@ -182,7 +182,7 @@ def test_help_does_not_import_heavy_modules(tmp_path: Path):
     assert out.returncode == 0 and out.stdout.strip() == ""
 
 
-def test_done_without_any_change_is_questioned_once(failing_repo: Path, write_replies):
+def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_repo: Path, write_replies):
     replies = ["```bash\ncat calc.py\n```", "DONE: looked at it", "DONE: nothing to change", "DONE: really"]
     result = agentcli(
         "solve", "check calc.py", "--model", write_replies(replies), "--sandbox", "host", "--json", cwd=failing_repo
@@ -193,6 +193,34 @@ def test_done_without_any_change_is_questioned_once(failing_repo: Path, write_re
     assert len(objections) == 2
     assert "No file in the repository has changed" in objections[0]
     assert "the repository's tests fail" in objections[1]  # then the failing test is the next objection
+    # A second attempt is made, runs out of replies, and the first attempt's ending stands.
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("attempt 1 finished without changing anything" in n for n in notices)
+    assert any("no later attempt finished" in n for n in notices) and events[-1]["summary"] == "really"
+
+
+def test_an_attempt_that_gives_up_is_taken_back_and_tried_afresh(failing_repo: Path, write_replies):
+    (failing_repo / "notes.txt").write_text("my uncommitted notes\n")
+    replies = [
+        "Break it first.\n```bash\necho broken > calc.py && echo junk > junk.txt\n```",
+        *[f"I am not sure what to do ({i})." for i in range(5)],  # no command: the attempt gives up
+        "```bash\nsed -i 's/a - b/a + b/' calc.py && python3 -m pytest -q -p no:cacheprovider\n```",
+        "DONE: add() adds",
+    ]
+    result = agentcli(
+        "solve", "fix add", "--model", write_replies(replies), "--sandbox", "host", "--json", cwd=failing_repo
+    )
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.returncode == 0, result.stderr
+    final = events[-1]
+    assert final["status"] == "finished" and final["files_changed"] == ["calc.py"] and final["steps"] == 8
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("attempt 1 ended early (5 replies in a row had no usable command)" in n for n in notices)
+    assert (failing_repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert not (failing_repo / "junk.txt").exists()  # the first attempt's files were taken back
+    assert (failing_repo / "notes.txt").read_text() == "my uncommitted notes\n"  # the user's were not
+    undo = agentcli("undo", cwd=failing_repo)
+    assert undo.returncode == 0 and (failing_repo / "calc.py").read_text().endswith("return a - b\n")
 
 
 @pytest.mark.parametrize("backend", SANDBOXES)

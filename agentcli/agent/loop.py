@@ -131,6 +131,8 @@ class Agent:
         self.approve = approve
         # Asked in order when the model says it is done, after "did the last command fail?".
         self.finish_checks = list(finish_checks or [])
+        # Sampling temperature for every reply; None: the model's own setting.
+        self.temperature: float | None = None
         self.outcome = Outcome(status="failed", reason="not started")
         self._started = 0.0
         self._format_errors = 0
@@ -163,7 +165,7 @@ class Agent:
         self.events.emit(CommandStarted(step=0, command=command, notes=["run before the first reply"]))
         workdir = shlex.quote(self.sandbox.workdir)
         obs = self.sandbox.run(f"(cd {workdir} && export PYTHONDONTWRITEBYTECODE=1 && {command})", FIRST_LOOK_TIMEOUT)
-        self.events.emit(_finished_event(0, obs))
+        self.events.emit(_finished_event(0, dataclasses.replace(obs, command=command)))
         location = None if obs.ok else self._failure_location(obs.output)
         notes = [self._failure_context(*location)] if location else []
         return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
@@ -259,7 +261,7 @@ class Agent:
                     self.context.prompt(),
                     max_tokens=self.limits.reply_tokens,
                     on_token=self._stream_watcher(),
-                    temperature=temperature,
+                    temperature=self.temperature if temperature is None else temperature,
                 )
             except ContextLengthExceeded as e:
                 if attempt == CONTEXT_RETRIES or not self.context.shrink(str(e)):

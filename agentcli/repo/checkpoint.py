@@ -105,7 +105,9 @@ def snapshot_tree(git: Git, exclude: tuple[str, ...] = ()) -> str:
         index.unlink(missing_ok=True)
 
 
-def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = ()) -> Checkpoint:
+def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, keep_ref: bool = True) -> Checkpoint:
+    """Snapshot the working tree, index and HEAD; `keep_ref` names it under CHECKPOINT_REFS, where
+    `undo` finds it (without, it lives only as long as the returned object is used)."""
     git = Git(root)
     ensure_excluded(git)
     tree = snapshot_tree(git, exclude)
@@ -124,7 +126,8 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = ()) -> C
     )
     args = ["commit-tree", tree, "-m", message] + (["-p", head] if head else [])
     commit = git(*args, env=fallback_identity())
-    git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
+    if keep_ref:
+        git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
     return Checkpoint(name, commit, tree, index_tree, head, head_ref, tuple(exclude))
 
 
@@ -180,6 +183,17 @@ def changed_paths(root: Path, checkpoint: Checkpoint) -> list[tuple[str, str]]:
     return pairs
 
 
+def untouched_since(root: Path, checkpoint: Checkpoint) -> bool:
+    """Whether the working tree, the index, HEAD and its branch are all as at the checkpoint."""
+    git = Git(root)
+    return (
+        snapshot_tree(git, checkpoint.exclude) == checkpoint.tree
+        and git.try_("write-tree") == checkpoint.index_tree
+        and git.try_("rev-parse", "-q", "--verify", "HEAD^{commit}") == checkpoint.head
+        and git.try_("symbolic-ref", "-q", "HEAD") == checkpoint.head_ref
+    )
+
+
 def staged_since(root: Path, checkpoint: Checkpoint) -> list[str]:
     """Paths staged and not committed, when the index has changed since the checkpoint (else [])."""
     git = Git(root)
@@ -204,9 +218,10 @@ def restore(root: Path, checkpoint: Checkpoint) -> list[str]:
     itself be taken back.
     """
     git = Git(root)
-    before = create_checkpoint(root, f"undo-{checkpoint.name}-{uuid.uuid4().hex[:6]}", checkpoint.exclude)
+    before = create_checkpoint(
+        root, f"undo-{checkpoint.name}-{uuid.uuid4().hex[:6]}", checkpoint.exclude, keep_ref=False
+    )
     git("update-ref", f"{BEFORE_UNDO_REFS}/{checkpoint.name}", before.commit)
-    git("update-ref", "-d", f"{CHECKPOINT_REFS}/{before.name}")
     diff = git("diff-tree", "-r", "--no-renames", "--name-status", "-z", checkpoint.tree, before.tree)
     fields = [f for f in diff.split("\0") if f]
     added, restored = [], []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shlex
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +37,14 @@ from agentcli.session.checks import failing_tests, test_command
 from agentcli.session.first_looks import first_looks
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
 from agentcli.session.undo import record_ignored
+
+# Attempts at one task, and what a fresh attempt needs to be worth starting.
+MAX_ATTEMPTS = 3
+MIN_RETRY_SECONDS = 45.0
+MIN_RETRY_STEPS = 5
+RETRY_TEMPERATURE = 0.6
+# Endings of an attempt that gave up early (stuck, or replies with no usable command).
+GAVE_UP = ("stuck:", "replies in a row had no usable command")
 
 
 class Terminated(BaseException):
@@ -175,6 +184,66 @@ class Session:
     def first_looks(self, task: str) -> list[str]:
         """Commands run before the first reply, to show the failure the task is about."""
         return first_looks(task, list_files(self.root))
+
+    def attempts(self, task: str, mark: TaskMark) -> Outcome:
+        """Run the task; an attempt that went wrong is taken back and the task tried afresh, sampling.
+
+        With greedy decoding a small model that got lost stays lost: it gives up or loops within a
+        minute while most of the time is left. A fresh attempt, sampled at a temperature, from the
+        repository as it was, often goes another way. An attempt that finished, though doubtfully,
+        is kept aside: if no later attempt finishes, its state comes back and its ending stands.
+        Steps, tokens and time are counted over all attempts.
+        """
+        context_text, looks = self.overview(task), self.first_looks(task)
+        deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
+        outcome = Outcome(status="failed", reason="not started")
+        fallback: tuple[Outcome, cp.Checkpoint] | None = None
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            agent = self.agent()
+            agent.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[])
+            timeout = agent.limits.timeout if deadline is None else deadline - time.monotonic()
+            agent.limits = dataclasses.replace(agent.limits, max_steps=self.settings.max_steps - outcome.steps)
+            agent.limits.timeout = timeout
+            if attempt > 1:
+                agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
+            outcome = agent.run(task, context_text=context_text, first_looks=looks)
+            why = self._retry_reason(outcome)
+            if why is None and (outcome.status == "finished" or fallback is None):
+                return outcome
+            if why is None:
+                break  # a failure, with a finished attempt kept aside
+            time_left = deadline is None or deadline - time.monotonic() >= MIN_RETRY_SECONDS
+            if attempt == MAX_ATTEMPTS or not time_left or self.settings.max_steps - outcome.steps < MIN_RETRY_STEPS:
+                break
+            assert mark.checkpoint is not None and self.sandbox is not None
+            if outcome.status == "finished" and fallback is None:
+                name = f"{mark.checkpoint.name}-attempt-{attempt}"
+                fallback = outcome, cp.create_checkpoint(self.root, name, mark.checkpoint.exclude, keep_ref=False)
+            cp.restore(self.root, mark.checkpoint)
+            self.sandbox.run(f"cd {shlex.quote(self.sandbox.workdir)}")
+            self.notify(f"attempt {attempt} {why}: the repository was put back and the task is tried afresh")
+        if outcome.status != "finished" and fallback is not None:
+            kept, state = fallback
+            cp.restore(self.root, state)
+            self.notify("no later attempt finished: the repository is as the first finished attempt left it")
+            return dataclasses.replace(
+                kept, steps=outcome.steps, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out, cost=outcome.cost
+            )
+        return outcome
+
+    def _retry_reason(self, outcome: Outcome) -> str | None:
+        """Why the attempt is worth redoing from the start, or None when it stands."""
+        if self._checkpoint is None or self.sandbox is None:
+            return None  # without a checkpoint the repository cannot be put back
+        if outcome.status == "failed" and any(marker in outcome.reason for marker in GAVE_UP):
+            return f"ended early ({outcome.reason})"
+        if outcome.status != "finished":
+            return None
+        if cp.untouched_since(self.root, self._checkpoint):
+            return "finished without changing anything"
+        if (failure := self._failing_tests()) is not None:
+            return "finished while " + failure.split(":", 1)[0]
+        return None
 
     def begin_task(self, written_by_us: tuple[Path, ...] = ()) -> TaskMark:
         """Checkpoint the repository before a task; the first checkpoint is named after the session.
@@ -324,9 +393,7 @@ def solve(request: SolveRequest) -> SolveResult:
         sandbox = session.create_sandbox()
         session.announce(request.task)
         sandbox.start()
-        return session.agent().run(
-            request.task, context_text=session.overview(request.task), first_looks=session.first_looks(request.task)
-        )
+        return session.attempts(request.task, mark)
 
     with signals_interrupt(signal.SIGTERM):
         try:

@@ -433,11 +433,12 @@ def test_the_check_suggested_after_a_change(command: str, look: str | None):
     assert check_command(command) == look
 
 
-def test_a_model_that_only_resends_a_failed_command_is_stopped(host):
+def test_a_model_that_only_resends_a_failed_command_is_stopped_as_stuck(host):
+    # Refused once with a pointer to what to do instead; sent again, the run is stuck.
     replies = [f"```bash\nls no-such-file\n```\n{'.' * i}" for i in range(10)]
     outcome, events = run(replies, host, max_format_errors=3)
-    assert outcome.status == "failed" and "3 replies in a row had no usable command" in outcome.reason
-    assert len([e for e in events if isinstance(e, CommandFinished)]) == 1
+    assert outcome.status == "failed" and outcome.reason.startswith("stuck: the same failing command was sent again")
+    assert len([e for e in events if isinstance(e, CommandFinished)]) == 1 and outcome.steps == 3
 
 
 def test_a_sed_pattern_meant_as_plain_text_is_applied_as_plain_text(host):

@@ -142,6 +142,7 @@ class Agent:
         self._last_exit_code = 0
         self._last_command = ""
         self._last_failure = ""  # how the last command failed, in a few words; "" when it succeeded
+        self._refused = ""  # the failing command last refused, until another command runs
         self._failure_at: tuple[str, int] | None = None  # the repository file and line the last failure names
         self._unchecked = False  # the last command changed files and showed nothing of the result
         self._commands_since_plan = 0
@@ -385,7 +386,11 @@ class Agent:
             notes = [*edit_notes, *notes]
         if command.strip() == self._last_command and self._last_failure:
             # Nothing ran since: the same command fails the same way, and a small model that sees it
-            # fail again only sends it again. Name what to do instead, as concretely as possible.
+            # fail again only sends it again. Name what to do instead, as concretely as possible;
+            # sent once more after that, the run is stuck (and a fresh attempt has a better chance).
+            if self._refused == command.strip():
+                raise _Stop("failed", "stuck: the same failing command was sent again after it was refused")
+            self._refused = command.strip()
             instead = "change it, or try another way."
             if self._failure_at is not None:
                 path, line = self._failure_at
@@ -400,6 +405,7 @@ class Agent:
             )
             return
         self._format_errors = 0
+        self._refused = ""
         if self.approve is not None:
             decision = self.approve(command)
             if not decision.run:

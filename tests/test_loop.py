@@ -330,6 +330,19 @@ def test_a_reply_repeated_word_for_word_is_sampled_afresh(host):
     assert any("repeated an earlier reply word for word: asking again" in getattr(e, "message", "") for e in seen)
 
 
+def test_a_reply_that_echoes_the_next_step_hint_is_sampled_afresh(host):
+    # The 1.5B answers "[next: step 2 of your plan: ...]" with that same line.
+    plan = "PLAN:\n1. Look\n2. Write\n```bash\nls\n```"
+    echo = "[next: step 2 of your plan: Write]"
+    model = ScriptedModel([plan, echo, "```bash\necho x > y.txt && cat y.txt\n```", "DONE: wrote y"])
+    seen: list[Event] = []
+    outcome = Agent(model, host, EventBus([seen.append])).run("write y")
+    assert outcome.status == "finished" and outcome.steps == 3
+    assert not [e for e in seen if isinstance(e, FormatError)]
+    assert any("echoed a note of agentcli's instead of replying" in getattr(e, "message", "") for e in seen)
+    assert all(echo not in m["content"] for m in model.calls[-1] if m["role"] == "assistant")
+
+
 def test_a_reply_copied_from_two_turns_back_is_sampled_afresh(host):
     # Greedy decoding after an objection writes its earlier plan and command again, word for word.
     first = "PLAN:\n1. Write it\n2. Check it\n```bash\necho 1 > n.txt\n```"

@@ -50,6 +50,8 @@ FIRST_LOOK_TIMEOUT = 15.0
 PYTHON_LANGUAGES = frozenset({"python", "py", "python3"})
 # Characters of reply without any code fence after which generation stops (see _stream_watcher).
 PROSE_LIMIT = 1500
+# A reply that starts as our own observations and notes do: the model echoing them back.
+_ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
 # A plan step that looks rather than changes: its command counts as done even when it fails.
@@ -203,12 +205,14 @@ class Agent:
         started = time.monotonic()
         try:
             reply = self._complete()
-            if _normalised(reply.text) in self._earlier_replies:
+            copied = self._copied(reply.text)
+            if copied is not None:
                 # Greedy decoding that has written a reply before, word for word, is copying itself and
-                # would go round the same circle forever. One sample at a higher temperature breaks it;
-                # a DONE that comes back even then is the model insisting, which the checks judge.
+                # would go round the same circle forever; one that echoes our own notes back has nothing
+                # of its own to say. One sample at a higher temperature breaks it; a DONE that comes back
+                # even then is the model insisting, which the checks judge.
                 self._account(reply)
-                self.events.emit(Notice(message="the model repeated an earlier reply word for word: asking again"))
+                self.events.emit(Notice(message=f"the model {copied}: asking again"))
                 reply = self._complete(temperature=RESAMPLE_TEMPERATURE)
         except ModelGaveUp as e:
             raise _Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
@@ -248,6 +252,14 @@ class Agent:
         else:
             error = parsed.error or "no command found"
             self._format_error(f"{error} {self._plan_reminder()}" if self.outcome.plan else error, step)
+
+    def _copied(self, text: str) -> str | None:
+        """What the reply copied instead of saying something new, or None."""
+        if _normalised(text) in self._earlier_replies:
+            return "repeated an earlier reply word for word"
+        if _ECHO.match(text):
+            return "echoed a note of agentcli's instead of replying"
+        return None
 
     def _account(self, reply: Reply) -> None:
         self.outcome.tokens_in += reply.usage.prompt_tokens

@@ -29,6 +29,10 @@ def write_command(path: str, content: str) -> str:
     return f"{prefix}cat > {shlex.quote(path)} <<'{mark}'\n{body}{mark}"
 
 
+# A file this long is not rewritten by a block of under a third of its lines.
+FRAGMENT_MIN_LINES = 8
+
+
 def new_content(path: str, original: str | None, block: str) -> tuple[str, str]:
     """What the file should hold after the edit, and how the edit was understood (for the model)."""
     if original is None:
@@ -38,6 +42,13 @@ def new_content(path: str, original: str | None, block: str) -> tuple[str, str]:
         if merged is not None:
             return merged, f"updated the definitions in {path} that your block holds; the rest of the file is kept"
     return block, f"rewrote {path} with your block"
+
+
+def replaces_with_fragment(original: str, content: str) -> bool:
+    """Whether writing `content` over `original` replaces most of a file by a few of its lines: a block
+    quoted from the file (a small model shows "line 15" under the file's name), not its new content."""
+    old, new = len(original.splitlines()), len(content.splitlines())
+    return old >= FRAGMENT_MIN_LINES and new * 3 < old
 
 
 def defined_names(block: str) -> list[str]:

@@ -16,6 +16,7 @@ from agentcli.agent.edits import (
     describe_change,
     literal_substitution,
     new_content,
+    replaces_with_fragment,
     sed_targets,
     write_command,
 )
@@ -394,8 +395,22 @@ class Agent:
         if repaired:
             notes = [*notes, repaired]
         if parsed.file_write is not None:
-            command, edit_notes = self._file_edit(*parsed.file_write)
-            notes = [*edit_notes, *notes]
+            path, block = parsed.file_write
+            before = self._read(path)
+            content, how = new_content(path, before, block)
+            if before is not None and replaces_with_fragment(before, content):
+                # "Look at line 15:" and a one-line block: a quote, not the file's new content.
+                shown = len(content.splitlines())
+                self._format_error(
+                    f"Your block for {path} has {shown} line{'s' * (shown != 1)} but {path} has "
+                    f"{len(before.splitlines())}: written over it, it would delete the rest, so nothing was written. "
+                    f"To change part of {path}, write its complete new content (for Python, the complete functions "
+                    "you changed), or use a one-line `sed -i`.",
+                    step,
+                )
+                return
+            command = write_command(path, content)
+            notes = [f"{how}.", describe_change(path, before, content), *notes]
         if command.strip() == self._last_command and self._last_failure:
             # Nothing ran since: the same command fails the same way, and a small model that sees it
             # fail again only sends it again. Name what to do instead, as concretely as possible;
@@ -531,12 +546,6 @@ class Agent:
             "Your ```python block named no file, so it ran as a script (python3, in the repository). To change "
             "a file instead, write its path on the line before the block."
         )
-
-    def _file_edit(self, path: str, block: str) -> tuple[str, list[str]]:
-        """Turn "a file's path and its new content" into a command that writes it, with a diff for the model."""
-        before = self._read(path)
-        content, how = new_content(path, before, block)
-        return write_command(path, content), [f"{how}.", describe_change(path, before, content)]
 
     def _format_error(self, message: str, step: int, *, command_ran: bool = False) -> None:
         self._format_errors += 1

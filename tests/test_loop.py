@@ -475,3 +475,17 @@ def test_a_quoted_line_under_a_file_name_does_not_overwrite_the_file(host):
     assert (Path(host.workdir) / "calc.py").read_text() == code
     refusal = next(e.message for e in events if isinstance(e, FormatError))
     assert "Your block for calc.py has 1 line but calc.py has 15" in refusal and "nothing was written" in refusal
+
+
+def test_done_after_each_new_failing_command_is_questioned_again(host):
+    replies = [
+        "```bash\nls no-such-file\n```",
+        "DONE: listed",
+        "Try the other.\n```bash\nls other-missing-file\n```",
+        "DONE: listed now",
+        "DONE: really listed",
+    ]
+    outcome, events = run(replies, host)
+    objections = [e.message for e in events if isinstance(e, FormatError)]
+    assert len(objections) == 2 and all("Your last command failed (exit 2)" in o for o in objections)
+    assert outcome.status == "finished" and outcome.summary == "really listed"  # insisting on one state is accepted

@@ -51,6 +51,8 @@ FIRST_LOOK_TIMEOUT = 15.0
 PYTHON_LANGUAGES = frozenset({"python", "py", "python3"})
 # Characters of reply without any code fence after which generation stops (see _stream_watcher).
 PROSE_LIMIT = 1500
+# Objections to DONE about the last command: raised again after each new command, not once per task.
+PER_COMMAND_OBJECTIONS = frozenset({"failed", "unchecked"})
 # A reply that starts as our own observations and notes do: the model echoing them back.
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 # Sampling temperature for a second try when a reply repeats an earlier one.
@@ -339,8 +341,10 @@ class Agent:
         ]
         for name, check in checks:
             problem = check()
-            if problem is not None and (name, problem) not in self._questioned:
-                self._questioned.add((name, problem))
+            # An objection about the last command is new with each command; the others once per task.
+            key = (name, f"{problem} #{self._commands_run}" if name in PER_COMMAND_OBJECTIONS else problem or "")
+            if problem is not None and key not in self._questioned:
+                self._questioned.add(key)
                 # No "reply DONE again if you are sure": small models take it as the instruction.
                 return f"Not done yet: {problem} {self._plan_reminder()}"
         return None

@@ -10,7 +10,7 @@ from agentcli.agent.loop import Agent
 from agentcli.events import CommandFinished, Event, EventBus
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
-from agentcli.session.first_looks import TESTS, first_looks
+from agentcli.session.first_looks import TESTS, first_looks, task_hint
 
 FILES = ["app.py", "backup.sh", "scripts/wordcount.py", "helpers/text.py", "README.md"]
 
@@ -67,3 +67,9 @@ def test_the_model_sees_what_ran_before_its_first_reply(tmp_path: Path):
     looked = [e for e in seen if isinstance(e, CommandFinished)]
     assert len(looked) == 1 and looked[0].step == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [".agentcli", "app.py"]  # no __pycache__ left
+
+
+def test_a_task_about_data_files_gets_the_python_hint():
+    hint = task_hint("Convert data/users.json to data/users.csv")
+    assert "data/users.json" in hint and "```python" in hint
+    assert task_hint("Add a --shout flag to greet.py") == ""

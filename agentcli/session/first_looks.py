@@ -1,4 +1,5 @@
-"""Commands worth running before the agent's first reply: the ones the task quotes, else the tests.
+"""What the agent is shown before its first reply besides the repository: the output of the commands
+the task quotes (else of the tests), and a hint for tasks about data files.
 
 "`python3 app.py` crashes" or "the tests fail": a small model that has not seen the failure plans a
 fix for the one it imagines. Running what the task names, in the sandbox, puts the real error in
@@ -14,6 +15,13 @@ import shlex
 from agentcli.session.checks import test_command
 
 MAX_LOOKS = 2
+# A task that names a data file is best done with a Python script: a small model gets awk, cut and
+# jq wrong on quoted CSV fields, JSON and log lines, and says it is done.
+_DATA_FILE = re.compile(r"[\w./-]+\.(?:csv|tsv|json|jsonl|ndjson|log|xml|ya?ml)\b", re.IGNORECASE)
+DATA_HINT = (
+    "Tip: for reading or writing data files like {name}, reply with a ```python block (a Python script using "
+    "the csv or json module, run in the repository) rather than shell text tools."
+)
 TESTS = "python3 -m pytest -q --tb=short -p no:cacheprovider"
 _INLINE = re.compile(r"`([^`\n]+)`")
 _FENCED = re.compile(r"^```[\w-]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -63,3 +71,9 @@ def runs_repository_program(command: str, files: set[str]) -> bool:
     if program.startswith("python") and args[0] == "-m":
         return args[1:2] in (["pytest"], ["unittest"])
     return args[0].removeprefix("./") in files
+
+
+def task_hint(task: str) -> str:
+    """A hint for the first reply that the task calls for, or ""."""
+    named = _DATA_FILE.search(task)
+    return DATA_HINT.format(name=named.group(0)) if named else ""

@@ -34,7 +34,7 @@ from agentcli.repo.publish import Delivery
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.checks import failing_tests, test_command
-from agentcli.session.first_looks import first_looks
+from agentcli.session.first_looks import first_looks, task_hint
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
 from agentcli.session.undo import record_ignored
 
@@ -194,7 +194,8 @@ class Session:
         is kept aside: if no later attempt finishes, its state comes back and its ending stands.
         Steps, tokens and time are counted over all attempts.
         """
-        context_text, looks = self.overview(task), self.first_looks(task)
+        context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task)) if part)
+        looks = self.first_looks(task)
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
         outcome = Outcome(status="failed", reason="not started")
         fallback: tuple[Outcome, cp.Checkpoint] | None = None

@@ -471,7 +471,7 @@ def test_a_quoted_line_under_a_file_name_does_not_overwrite_the_file(host):
     code = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(5))
     (Path(host.workdir) / "calc.py").write_text(code)
     reply = "1. Open the `calc.py` file and find line 2:\n```python\n    return 0\n```\nThat is the bug."
-    outcome, events = run([reply, "```bash\ncat calc.py\n```", "DONE: looked"], host)
+    _, events = run([reply, "```bash\ncat calc.py\n```", "DONE: looked"], host)
     assert (Path(host.workdir) / "calc.py").read_text() == code
     refusal = next(e.message for e in events if isinstance(e, FormatError))
     assert "Your block for calc.py has 1 line but calc.py has 15" in refusal and "nothing was written" in refusal

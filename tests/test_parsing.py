@@ -163,3 +163,10 @@ def test_other_scripts_run_whole(script: str):
 def test_a_later_steps_here_document_does_not_stop_the_cut():
     script = "# Look\ncat a.py\n# Fix\nsed -i s/x/y/ a.py\n# Test\npython3 - <<'EOF'\n# check\nimport a\nEOF"
     assert first_commented_step(script) == "# Look\ncat a.py"
+
+
+def test_a_placeholder_in_angle_brackets_is_not_run():
+    parsed = parse_reply("PLAN: add the flag\n```bash\n<add '--shout' argument to build_parser function>\n```")
+    assert parsed.command is None and not parsed.finished
+    assert "description in angle brackets, not a command" in parsed.error
+    assert parse_reply("```bash\ncat < in.txt\n```").command == "cat < in.txt"

@@ -126,6 +126,8 @@ class ParsedReply:
     history_text: str | None = None
 
 
+# A command block holding only a description in angle brackets: `<add the flag to the parser>`.
+_PLACEHOLDER = re.compile(r"^\s*<[^<>\n]+>\s*$")
 # A line of prose a small model puts inside its command block ("THOUGHT: I will list the files").
 _PROSE_LINE = re.compile(r"^\s*(?:THOUGHT|PLAN|REASONING|EXPLANATION|STEP \d+)\s*:", re.IGNORECASE)
 
@@ -406,6 +408,14 @@ def parse_reply(text: str) -> ParsedReply:
 
     first = shell_blocks[0]
     command = _strip_prompts(first.body).strip("\n")
+    if _PLACEHOLDER.match(command):
+        # The reply format's `<one shell command>` copied with words of the model's own.
+        reply.error = (
+            f"Your ```bash block held {command.strip()}, a description in angle brackets, not a command, so "
+            "nothing ran. Write the real command itself, e.g. `python3 -m pytest -q` or `cat -n FILE`; to change "
+            "a file, write its path on a line, then a fenced block with its new content."
+        )
+        return reply
     if _FINISH_COMMAND.match(command.strip()):
         reply.finished = True
         reply.summary = marker.group(2).strip() if marker else _first_sentence(prose)

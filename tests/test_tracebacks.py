@@ -65,3 +65,24 @@ def test_the_model_sees_the_failing_code_and_is_pointed_at_it_when_it_repeats(tm
     refusals = [e.message for e in seen if isinstance(e, FormatError)]
     assert "fix the code the error comes from (calc.py line 2)" in refusals[0]
     assert len([e for e in seen if isinstance(e, CommandStarted)]) == 1
+
+
+def test_a_failing_assertion_shows_the_function_it_calls_not_the_test(tmp_path: Path):
+    (tmp_path / "pager.py").write_text(
+        "def page_count(n, per):\n    return n // per\n\n\ndef paginate(items, page, per):\n"
+        "    start = page * per\n    return items[start : start + per]\n"
+    )
+    (tmp_path / "test_pager.py").write_text(
+        "from pager import paginate\n\n\ndef test_first_page():\n    assert paginate([1, 2, 3, 4], 1, 2) == [1, 2]\n"
+    )
+    tests = "python3 -m pytest -q --tb=short -p no:cacheprovider"
+    replies = ["```bash\n" + tests + "\n```", "Again.\n```bash\n" + tests + "\n```", "DONE: gave up"]
+    seen: list[Event] = []
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        model = ScriptedModel(replies)
+        Agent(model, box, EventBus([seen.append])).run("fix the pager")
+    observation = model.calls[1][-1]["content"]
+    assert "The failing line test_pager.py:5 calls paginate, defined in pager.py:\n" in observation
+    assert " 6      start = page * per\n 7      return items[start : start + per]" in observation
+    refusal = next(e.message for e in seen if isinstance(e, FormatError))
+    assert "(pager.py line 5)" in refusal and "test_pager.py line" not in refusal

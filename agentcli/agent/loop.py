@@ -25,7 +25,7 @@ from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply, wi
 from agentcli.agent.prompts import render
 from agentcli.agent.repair import repair
 from agentcli.agent.stuck import StuckDetector
-from agentcli.agent.tracebacks import excerpt, failure_location
+from agentcli.agent.tracebacks import called_names, definition_range, excerpt, failure_location, is_test_file, numbered
 from agentcli.context.window import Context, ContextWindow
 from agentcli.events import (
     CommandFinished,
@@ -46,6 +46,8 @@ from agentcli.sandbox.base import Observation, Sandbox
 CONTEXT_RETRIES = 3
 
 
+# Lines of a function under test shown beside a failing assertion, at most.
+MAX_SHOWN_DEFINITION = 40
 # Seconds a command run before the first reply may take (a server started by it is stopped).
 FIRST_LOOK_TIMEOUT = 15.0
 PYTHON_LANGUAGES = frozenset({"python", "py", "python3"})
@@ -172,8 +174,8 @@ class Agent:
         workdir = shlex.quote(self.sandbox.workdir)
         obs = self.sandbox.run(f"(cd {workdir} && export PYTHONDONTWRITEBYTECODE=1 && {command})", FIRST_LOOK_TIMEOUT)
         self.events.emit(_finished_event(0, dataclasses.replace(obs, command=command)))
-        location = None if obs.ok else self._failure_location(obs.output)
-        notes = [self._failure_context(*location)] if location else []
+        focus = None if obs.ok else self._failure_focus(obs.output)
+        notes = [focus[2]] if focus else []
         return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
 
     def continue_with(self, task: str) -> Outcome:
@@ -463,9 +465,13 @@ class Agent:
         self._last_failure = "" if obs.ok else _failure_summary(obs)
         if edited and obs.ok:
             notes = [*notes, *self._edit_report(command, edited)]
-        self._failure_at = None if obs.ok else self._failure_location(obs.output)
-        if self._failure_at is not None:
-            notes = [*notes, self._failure_context(*self._failure_at)]
+        focus = None if obs.ok else self._failure_focus(obs.output)
+        self._failure_at = None
+        if focus is not None:
+            path, line, context = focus
+            notes = [*notes, context]
+            # The code to fix, never the test: small models told "fix test_x.py" rewrite the test.
+            self._failure_at = None if is_test_file(path) else (path, line)
         self.events.emit(_finished_event(step, obs))
         self.context.add("user", format_observation(obs, notes, self._next_step_hint()))
         if parsed.finish_after_command and obs.ok:
@@ -479,15 +485,40 @@ class Agent:
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
 
-    def _failure_location(self, output: str) -> tuple[str, int] | None:
-        """The repository file and line a failure's traceback points to, if any."""
-        location = failure_location(output, self.sandbox.workdir, lambda path: self._read(path) is not None)
-        if location is None or not excerpt(self._read(location[0]) or "", location[1]):
-            return None
-        return location
+    def _failure_focus(self, output: str) -> tuple[str, int, str] | None:
+        """The repository code a failure points to: (path, line, the lines shown to the model), or None.
 
-    def _failure_context(self, path: str, line: int) -> str:
-        return f"The error comes from {path} line {line}:\n{excerpt(self._read(path) or '', line)}"
+        A failing assertion in a test points to the test; the function it calls is the code to look at.
+        """
+        location = failure_location(output, self.sandbox.workdir, lambda path: self._read(path) is not None)
+        if location is None:
+            return None
+        path, line = location
+        text = self._read(path) or ""
+        if is_test_file(path):
+            lines = text.splitlines()
+            for name in called_names(lines[line - 1] if 0 < line <= len(lines) else ""):
+                found = self._definition(name)
+                if found is not None:
+                    where, source, (first, last) = found
+                    shown = numbered(source, first, last)
+                    return where, first, f"The failing line {path}:{line} calls {name}, defined in {where}:\n{shown}"
+        shown = excerpt(text, line)
+        return (path, line, f"The error comes from {path} line {line}:\n{shown}") if shown else None
+
+    def _definition(self, name: str) -> tuple[str, str, tuple[int, int]] | None:
+        """(file, its text, line range) of the one definition of `name` outside tests, if short enough to show."""
+        listing = self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {definition_search([name])})")
+        files = {line.strip().removeprefix("./") for line in listing.output.splitlines() if line.strip()}
+        files = {f for f in files if not is_test_file(f) and not f.startswith(".")}
+        if len(files) != 1:
+            return None
+        where = files.pop()
+        source = self._read(where) or ""
+        span = definition_range(source, name)
+        if span is None or span[1] - span[0] >= MAX_SHOWN_DEFINITION:
+            return None
+        return where, source, span
 
     def _read(self, path: str) -> str | None:
         try:

@@ -7,6 +7,8 @@ front of the model at once.
 
 from __future__ import annotations
 
+import ast
+import builtins
 import re
 from collections.abc import Callable
 
@@ -18,6 +20,10 @@ _PYTEST_FRAME = re.compile(r"^([\w./-]+\.py):(\d+): ", re.MULTILINE)
 _SHELL_FRAME = re.compile(r"^([\w./-]+\.(?:sh|bash)): line (\d+): ", re.MULTILINE)
 CONTEXT_LINES = 4
 _TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$|(?:^|/)tests?/")
+
+
+def is_test_file(path: str) -> bool:
+    return _TEST_FILE.search(path) is not None
 
 
 def failure_location(output: str, workdir: str, exists: Callable[[str], bool]) -> tuple[str, int] | None:
@@ -36,7 +42,7 @@ def failure_location(output: str, workdir: str, exists: Callable[[str], bool]) -
             break
     if not frames:
         return None
-    code = [frame for frame in frames if not _TEST_FILE.search(frame[0])]
+    code = [frame for frame in frames if not is_test_file(frame[0])]
     return (code or frames)[-1]
 
 
@@ -54,12 +60,41 @@ def _relative(path: str, workdir: str) -> str | None:
 
 def excerpt(text: str, line: int, context: int = CONTEXT_LINES) -> str:
     """Lines around `line` numbered as `cat -n` numbers them, the line itself marked with `>`."""
-    lines = text.splitlines()
-    if not 1 <= line <= len(lines):
+    if not 1 <= line <= len(text.splitlines()):
         return ""
-    first, last = max(1, line - context), min(len(lines), line + context)
+    return numbered(text, max(1, line - context), line + context, mark=line)
+
+
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_NOT_UNDER_TEST = frozenset(dir(builtins)) | {"assert", "raises", "approx", "self"}
+
+
+def called_names(line: str) -> list[str]:
+    """The functions a line calls, in order, builtins and pytest helpers left out: in a failing
+    assertion, the code under test."""
+    names = [name for name in _CALL.findall(line) if name not in _NOT_UNDER_TEST]
+    return list(dict.fromkeys(names))
+
+
+def definition_range(text: str, name: str) -> tuple[int, int] | None:
+    """First and last line of the function or class `name` (top level or a method), or None."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            return first, node.end_lineno or node.lineno
+    return None
+
+
+def numbered(text: str, first: int, last: int, mark: int = 0) -> str:
+    """Lines `first`..`last` numbered as `cat -n` numbers them, line `mark` marked with `>`."""
+    lines = text.splitlines()
+    last = min(last, len(lines))
     width = len(str(last))
     return "\n".join(
-        f"{'>' if number == line else ' '}{number:>{width}}  {lines[number - 1]}".rstrip()
+        f"{'>' if number == mark else ' '}{number:>{width}}  {lines[number - 1]}".rstrip()
         for number in range(first, last + 1)
     )

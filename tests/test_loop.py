@@ -489,3 +489,12 @@ def test_done_after_each_new_failing_command_is_questioned_again(host):
     objections = [e.message for e in events if isinstance(e, FormatError)]
     assert len(objections) == 2 and all("Your last command failed (exit 2)" in o for o in objections)
     assert outcome.status == "finished" and outcome.summary == "really listed"  # insisting on one state is accepted
+
+
+def test_a_one_line_python_script_that_cannot_parse_gets_the_python_block_advice(host):
+    command = "python3 -c \"import os; n = 0; for f in os.listdir('.'): n += 1; print(n)\""
+    model = ScriptedModel([f"```bash\n{command}\n```", "DONE: counted"])
+    Agent(model, host, EventBus()).run("count the files")
+    observation = model.calls[1][-1]["content"]
+    assert "SyntaxError" in observation
+    assert "[note] In `python3 -c`, statements like for, if and with cannot follow `;`" in observation

@@ -46,6 +46,12 @@ from agentcli.sandbox.base import Observation, Sandbox
 CONTEXT_RETRIES = 3
 
 
+# `python3 -c "import os; for f in ...: ..."`: compound statements cannot follow `;` on one line.
+_ONE_LINE_PYTHON = re.compile(r"^\s*python3?\s+-c\s", re.MULTILINE)
+ONE_LINE_PYTHON_NOTE = (
+    "In `python3 -c`, statements like for, if and with cannot follow `;` on one line. Send the script as a "
+    "```python block instead (it runs as a script, with normal lines and indentation)."
+)
 # Lines of a function under test shown beside a failing assertion, at most.
 MAX_SHOWN_DEFINITION = 40
 # Seconds a command run before the first reply may take (a server started by it is stopped).
@@ -465,6 +471,8 @@ class Agent:
         self._last_failure = "" if obs.ok else _failure_summary(obs)
         if edited and obs.ok:
             notes = [*notes, *self._edit_report(command, edited)]
+        if not obs.ok and _ONE_LINE_PYTHON.search(command) and "SyntaxError" in obs.output:
+            notes = [*notes, ONE_LINE_PYTHON_NOTE]
         focus = None if obs.ok else self._failure_focus(obs.output)
         self._failure_at = None
         if focus is not None:

@@ -498,3 +498,27 @@ def test_a_one_line_python_script_that_cannot_parse_gets_the_python_block_advice
     observation = model.calls[1][-1]["content"]
     assert "SyntaxError" in observation
     assert "[note] In `python3 -c`, statements like for, if and with cannot follow `;`" in observation
+
+
+def test_a_replacement_the_reply_only_describes_is_carried_out_before_its_command(host):
+    (Path(host.workdir) / "app.py").write_text("from textutils import slugify\nprint(slugify('A b'))\n")
+    (Path(host.workdir) / "README.md").write_text("Uses helpers.text.\n")
+    reply = (
+        "```bash\n# Replace `from textutils import slugify` with `from helpers.text import slugify`\n"
+        "grep -n import app.py\n```"
+    )
+    outcome, events = run([reply, "DONE: fixed the import"], host)
+    assert (Path(host.workdir) / "app.py").read_text().startswith("from helpers.text import slugify\n")
+    started = next(e for e in events if type(e).__name__ == "CommandStarted")
+    assert "Your reply said to replace `from textutils import slugify`" in started.notes[-1]
+    finished = next(e for e in events if isinstance(e, CommandFinished))
+    assert finished.output == "1:from helpers.text import slugify\n" and outcome.status == "finished"
+
+
+def test_a_described_replacement_of_text_no_single_file_holds_is_left_alone(host):
+    for name in ("a.py", "b.py"):
+        (Path(host.workdir) / name).write_text("x = 1\n")
+    _, events = run(["Replace `x = 1` with `x = 2`.\n```bash\ncat a.py b.py\n```", "DONE: looked"], host)
+    assert [(Path(host.workdir) / n).read_text() for n in ("a.py", "b.py")] == ["x = 1\n", "x = 1\n"]
+    started = next(e for e in events if type(e).__name__ == "CommandStarted")
+    assert not any("replace" in note for note in started.notes)

@@ -44,6 +44,15 @@ def new_content(path: str, original: str | None, block: str) -> tuple[str, str]:
     return block, f"rewrote {path} with your block"
 
 
+_DESCRIBED_REPLACEMENT = re.compile(r"\b(?:replace|change)\s+`([^`\n]+)`\s+(?:with|to|by)\s+`([^`\n]*)`", re.IGNORECASE)
+
+
+def described_replacements(text: str) -> list[tuple[str, str]]:
+    """(old, new) for each "Replace `old` with `new`" (or "change `old` to `new`") in the text."""
+    pairs = [(old, new) for old, new in _DESCRIBED_REPLACEMENT.findall(text) if old.strip() and old != new]
+    return list(dict.fromkeys(pairs))
+
+
 def replaces_with_fragment(original: str, content: str) -> bool:
     """Whether writing `content` over `original` replaces most of a file by a few of its lines: a block
     quoted from the file (a small model shows "line 15" under the file's name), not its new content."""

@@ -14,6 +14,7 @@ from agentcli.agent.edits import (
     defined_names,
     definition_search,
     describe_change,
+    described_replacements,
     literal_substitution,
     new_content,
     replaces_with_fragment,
@@ -454,8 +455,10 @@ class Agent:
             if decision.command and decision.command != command:
                 command = decision.command
                 notes = [*notes, f"The user edited your command before running it; it ran as:\n{command}"]
-        self.events.emit(CommandStarted(step=step, command=command, notes=notes))
         edited = {path: self._read(path) for path in sed_targets(command)}
+        if not edited and parsed.file_write is None:
+            notes = [*notes, *self._described_replacements(parsed.text)]
+        self.events.emit(CommandStarted(step=step, command=command, notes=notes))
         try:
             obs = self.sandbox.run(command, timeout=self._command_timeout())
         except KeyboardInterrupt:
@@ -555,6 +558,29 @@ class Agent:
                     f"sed changed nothing in {path}: the pattern matched no line. Compare it with `cat -n {path}` "
                     "(in sed's basic syntax, \\( \\) group and . * [ ] are special)."
                 )
+        return notes
+
+    def _described_replacements(self, reply: str) -> list[str]:
+        """Carry out "Replace `OLD` with `NEW`" that the reply only describes (in prose or a comment) when
+        OLD occurs in exactly one file of the repository; one note for each one done.
+
+        A small model often knows the edit, says it, and then only runs the test.
+        """
+        notes = []
+        for old, new in described_replacements(reply):
+            pattern = shlex.quote(old)
+            listing = self.sandbox.run(
+                f"(cd {shlex.quote(self.sandbox.workdir)} && grep -rlF --exclude-dir=.git --exclude-dir=.agentcli "
+                f"-e {pattern} . 2>/dev/null)"
+            )
+            files = [line.strip().removeprefix("./") for line in listing.output.splitlines() if line.strip()]
+            if len(files) != 1:
+                continue
+            path = files[0]
+            before = self._read(path)
+            if before is not None and self._replace_literally(path, before, old, new, every=True):
+                change = describe_change(path, before, self._read(path) or "")
+                notes.append(f"Your reply said to replace `{old}` with `{new}`, so that was done first. {change}")
         return notes
 
     def _replace_literally(self, path: str, text: str, old: str, new: str, every: bool) -> bool:

@@ -199,6 +199,35 @@ def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_re
     assert any("no later attempt finished" in n for n in notices) and events[-1]["summary"] == "really"
 
 
+def test_done_while_the_command_the_task_names_still_fails_is_questioned(failing_repo: Path, write_replies):
+    (failing_repo / "app.py").write_text("import textutils\n")
+    git(failing_repo, "rm", "-q", "test_calc.py")  # only the named command checks this task
+    git(failing_repo, "add", "app.py")
+    git(failing_repo, "commit", "-qm", "app")
+    replies = [
+        "```bash\necho '# looked' >> app.py && cat app.py\n```",
+        "DONE: fixed",  # it is not: app.py still fails
+        "```bash\nprintf 'print(\"ok\")\\n' > app.py && python3 app.py\n```",
+        "DONE: fixed now",
+    ]
+    result = agentcli(
+        "solve",
+        "`python3 app.py` crashes",
+        "--model",
+        write_replies(replies),
+        "--sandbox",
+        "host",
+        "--json",
+        cwd=failing_repo,
+    )
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    looks = [e for e in events if e["type"] == "command_finished" and e["step"] == 0]
+    assert [e["command"] for e in looks] == ["python3 app.py"] and "No module named 'textutils'" in looks[0]["output"]
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert len(objections) == 1 and "`python3 app.py`, which the task names, still fails (exit 1)" in objections[0]
+    assert result.returncode == 0 and events[-1]["summary"] == "fixed now"
+
+
 def test_an_attempt_that_gives_up_is_taken_back_and_tried_afresh(failing_repo: Path, write_replies):
     (failing_repo / "notes.txt").write_text("my uncommitted notes\n")
     replies = [

@@ -38,3 +38,12 @@ def failing_tests(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT)
         return None
     output = _TIMING.sub("", obs.output.strip())
     return f"the repository's tests fail (`{command}`):\n{cut_middle(output, SHOWN_CHARS)}"
+
+
+def failing_command(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT) -> str | None:
+    """How `command` fails when run now (exit code and the end of its output), or None when it succeeds."""
+    obs = sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && export {QUIET_ENV} && {command})", timeout=timeout)
+    if obs.ok:
+        return None
+    status = "timed out" if obs.timed_out else f"exit {obs.exit_code}"
+    return f"`{command}`, which the task names, still fails ({status}):\n{cut_middle(obs.output.strip(), SHOWN_CHARS)}"

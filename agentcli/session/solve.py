@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.agent.loop import Agent, Approver, Outcome, RunLimits
+from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, Agent, Approver, Outcome, RunLimits
 from agentcli.config import Settings
 from agentcli.context.window import ContextWindow, context_for_run
 from agentcli.errors import (
@@ -33,8 +33,8 @@ from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
-from agentcli.session.checks import failing_tests, test_command
-from agentcli.session.first_looks import first_looks, task_hint
+from agentcli.session.checks import failing_command, failing_tests, test_command
+from agentcli.session.first_looks import TESTS, first_looks, task_hint
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
 from agentcli.session.undo import record_ignored
 
@@ -178,6 +178,15 @@ class Session:
         self.notify(f"checking before finishing: {command}")
         return failing_tests(self.sandbox, command)
 
+    def _failing_look(self, looks: list[str]) -> str | None:
+        """An objection to "done" while a command the task names, run before the first reply, fails."""
+        if self.sandbox is None:
+            return None
+        for command in looks:
+            if command != TESTS and (failure := failing_command(self.sandbox, command, FIRST_LOOK_TIMEOUT)):
+                return failure
+        return None
+
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)
 
@@ -207,6 +216,7 @@ class Session:
             agent.limits.timeout = timeout
             if attempt > 1:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
+            agent.finish_checks.append(("looks", lambda: self._failing_look(looks)))
             outcome = agent.run(task, context_text=context_text, first_looks=looks)
             why = self._retry_reason(outcome)
             if why is None and (outcome.status == "finished" or fallback is None):

@@ -40,6 +40,12 @@ def _environment(cwd: Path, overrides: dict[str, str | None]) -> dict[str, str]:
     return env
 
 
+def solve_json(repo: Path, task: str, model: str, sandbox: str = "host"):
+    """`agentcli solve --json` on `repo`: the process and its events."""
+    result = agentcli("solve", task, "--model", model, "--sandbox", sandbox, "--json", cwd=repo)
+    return result, [json.loads(line) for line in result.stdout.splitlines()]
+
+
 def tree_digest(root: Path) -> dict[str, str]:
     """Every file outside .git and .agentcli, with its content hash and mode."""
     digest = {}
@@ -210,17 +216,7 @@ def test_done_while_the_command_the_task_names_still_fails_is_questioned(failing
         "```bash\nprintf 'print(\"ok\")\\n' > app.py && python3 app.py\n```",
         "DONE: fixed now",
     ]
-    result = agentcli(
-        "solve",
-        "`python3 app.py` crashes",
-        "--model",
-        write_replies(replies),
-        "--sandbox",
-        "host",
-        "--json",
-        cwd=failing_repo,
-    )
-    events = [json.loads(line) for line in result.stdout.splitlines()]
+    result, events = solve_json(failing_repo, "`python3 app.py` crashes", write_replies(replies))
     looks = [e for e in events if e["type"] == "command_finished" and e["step"] == 0]
     assert [e["command"] for e in looks] == ["python3 app.py"] and "No module named 'textutils'" in looks[0]["output"]
     objections = [e["message"] for e in events if e["type"] == "format_error"]
@@ -282,17 +278,7 @@ def test_done_with_staged_changes_left_uncommitted_is_questioned(failing_repo: P
         "```bash\ngit commit -qm 'Fix add' && git log --oneline | head -1\n```",
         "DONE: committed",
     ]
-    result = agentcli(
-        "solve",
-        "fix add and commit",
-        "--model",
-        write_replies(replies),
-        "--sandbox",
-        "host",
-        "--json",
-        cwd=failing_repo,
-    )
-    events = [json.loads(line) for line in result.stdout.splitlines()]
+    result, events = solve_json(failing_repo, "fix add and commit", write_replies(replies))
     objections = [e["message"] for e in events if e["type"] == "format_error"]
     assert result.returncode == 0 and len(objections) == 1, objections
     assert "Changes are staged but not committed (calc.py)" in objections[0]

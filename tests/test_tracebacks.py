@@ -52,13 +52,19 @@ def test_excerpt_numbers_lines_like_cat_n_and_marks_the_line():
     assert excerpt(text, 99) == ""
 
 
+def drive(repo: Path, replies: list[str], task: str) -> tuple[ScriptedModel, list[Event]]:
+    """Run the loop on `repo` with scripted replies; the model (with the prompts it saw) and the events."""
+    seen: list[Event] = []
+    model = ScriptedModel(replies)
+    with HostSandbox(repo, repo / ".agentcli" / "commands") as box:
+        Agent(model, box, EventBus([seen.append])).run(task)
+    return model, seen
+
+
 def test_the_model_sees_the_failing_code_and_is_pointed_at_it_when_it_repeats(tmp_path: Path):
     (tmp_path / "calc.py").write_text("def ratio(a, b):\n    return a / b\n\nprint(ratio(1, 0))\n")
-    seen: list[Event] = []
     replies = ["```bash\npython3 calc.py\n```", "Once more.\n```bash\npython3 calc.py\n```", "DONE: gave up"]
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
-        model = ScriptedModel(replies)
-        Agent(model, box, EventBus([seen.append])).run("fix calc.py")
+    model, seen = drive(tmp_path, replies, "fix calc.py")
     observation = model.calls[1][-1]["content"]
     assert "ZeroDivisionError" in observation
     assert "The error comes from calc.py line 2:\n 1  def ratio(a, b):\n>2      return a / b\n 3\n" in observation
@@ -77,10 +83,7 @@ def test_a_failing_assertion_shows_the_function_it_calls_not_the_test(tmp_path: 
     )
     tests = "python3 -m pytest -q --tb=short -p no:cacheprovider"
     replies = ["```bash\n" + tests + "\n```", "Again.\n```bash\n" + tests + "\n```", "DONE: gave up"]
-    seen: list[Event] = []
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
-        model = ScriptedModel(replies)
-        Agent(model, box, EventBus([seen.append])).run("fix the pager")
+    model, seen = drive(tmp_path, replies, "fix the pager")
     observation = model.calls[1][-1]["content"]
     assert "The failing line test_pager.py:5 calls paginate, defined in pager.py:\n" in observation
     assert " 6      start = page * per\n 7      return items[start : start + per]" in observation

@@ -211,9 +211,11 @@ class Session:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             agent = self.agent()
             agent.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[])
-            timeout = agent.limits.timeout if deadline is None else deadline - time.monotonic()
-            agent.limits = dataclasses.replace(agent.limits, max_steps=self.settings.max_steps - outcome.steps)
-            agent.limits.timeout = timeout
+            agent.limits = dataclasses.replace(
+                agent.limits,
+                max_steps=self.settings.max_steps - outcome.steps,
+                timeout=agent.limits.timeout if deadline is None else deadline - time.monotonic(),
+            )
             if attempt > 1:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
             agent.finish_checks.append(("looks", lambda: self._failing_look(looks)))

@@ -224,6 +224,22 @@ def test_done_while_the_command_the_task_names_still_fails_is_questioned(failing
     assert result.returncode == 0 and events[-1]["summary"] == "fixed now"
 
 
+def test_done_while_a_changed_python_file_no_longer_parses_is_questioned(failing_repo: Path, write_replies):
+    replies = [
+        "```bash\nprintf 'def add(a, b):\\n    return (a + b\\n' > calc.py && cat calc.py\n```",
+        "DONE: fixed",  # calc.py does not even parse
+        "```bash\nprintf 'def add(a, b):\\n    return a + b\\n' > calc.py && python3 -m pytest -q\n```",
+        "DONE: fixed now",
+    ]
+    result, events = solve_json(failing_repo, "fix add", write_replies(replies))
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert (
+        len(objections) == 1 and "calc.py no longer parses (SyntaxError: '(' was never closed, line 2)" in objections[0]
+    )
+    assert ">2      return (a + b" in objections[0]
+    assert result.returncode == 0 and events[-1]["summary"] == "fixed now"
+
+
 def test_an_attempt_that_gives_up_is_taken_back_and_tried_afresh(failing_repo: Path, write_replies):
     (failing_repo / "notes.txt").write_text("my uncommitted notes\n")
     replies = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import os
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, Agent, Approver, Outcome, RunLimits
+from agentcli.agent.tracebacks import excerpt
 from agentcli.config import Settings
 from agentcli.context.window import ContextWindow, context_for_run
 from agentcli.errors import (
@@ -145,7 +147,11 @@ class Session:
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
         agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context)
-        agent.finish_checks = [("unchanged", self._nothing_changed), ("staged", self._staged_not_committed)]
+        agent.finish_checks = [
+            ("unchanged", self._nothing_changed),
+            ("syntax", self._broken_python),
+            ("staged", self._staged_not_committed),
+        ]
         if approve is None:  # where commands need the user's approval, none runs unasked
             agent.finish_checks.append(("tests", self._failing_tests))
         return agent
@@ -155,6 +161,21 @@ class Session:
         if self._checkpoint is None or cp.changed_paths(self.root, self._checkpoint):
             return None
         return "No file in the repository has changed yet."
+
+    def _broken_python(self) -> str | None:
+        """An objection to "done" while a Python file the task changed no longer parses."""
+        if self._checkpoint is None:
+            return None
+        for status, path in cp.changed_paths(self.root, self._checkpoint):
+            if status == "D" or not path.endswith(".py") or not (self.root / path).is_file():
+                continue
+            text = (self.root / path).read_text(errors="replace")
+            try:
+                ast.parse(text)
+            except SyntaxError as e:
+                shown = excerpt(text, e.lineno or 0)
+                return f"{path} no longer parses (SyntaxError: {e.msg}, line {e.lineno}):\n{shown}"
+        return None
 
     def _staged_not_committed(self) -> str | None:
         """An objection to "done" when the task staged changes and left them uncommitted: a git chore
@@ -254,6 +275,8 @@ class Session:
             return None
         if cp.untouched_since(self.root, self._checkpoint):
             return "finished without changing anything"
+        if (broken := self._broken_python()) is not None:
+            return "finished while " + broken.split(" (", 1)[0]
         if (failure := self._failing_tests()) is not None:
             return "finished while " + failure.split(":", 1)[0]
         return None

@@ -10,7 +10,7 @@ from agentcli.agent.loop import Agent
 from agentcli.events import CommandFinished, Event, EventBus
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
-from agentcli.session.first_looks import TESTS, first_looks, task_hint
+from agentcli.session.first_looks import TESTS, expected_outputs, first_looks, task_hint
 
 FILES = ["app.py", "backup.sh", "scripts/wordcount.py", "helpers/text.py", "README.md"]
 
@@ -73,3 +73,15 @@ def test_a_task_about_data_files_gets_the_python_hint():
     hint = task_hint("Convert data/users.json to data/users.csv")
     assert "data/users.json" in hint and "```python" in hint
     assert task_hint("Add a --shout flag to greet.py") == ""
+
+
+def test_the_output_the_task_expects_of_a_command():
+    task = (
+        "Add `--shout`, e.g. `python3 greet.py Ada --shout` prints `HELLO, ADA!`; "
+        "`python3 greet.py Ada` still prints `Hello, Ada!`."
+    )
+    assert expected_outputs(task) == {
+        "python3 greet.py Ada --shout": "HELLO, ADA!",
+        "python3 greet.py Ada": "Hello, Ada!",
+    }
+    assert expected_outputs("make `app.py` print hello") == {}

@@ -240,6 +240,29 @@ def test_done_while_a_changed_python_file_no_longer_parses_is_questioned(failing
     assert result.returncode == 0 and events[-1]["summary"] == "fixed now"
 
 
+def test_done_while_the_named_command_prints_other_than_the_task_says_is_questioned(failing_repo: Path, write_replies):
+    (failing_repo / "greet.py").write_text("import sys\nprint(f'Hello, {sys.argv[1]}!')\n")
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    git(failing_repo, "add", "greet.py")
+    git(failing_repo, "commit", "-qm", "greet")
+    shout = "import sys\\nprint(f'Hello, {sys.argv[1]}!'.upper())\\n"
+    replies = [
+        "```bash\necho '# shout' >> greet.py && python3 greet.py Ada\n```",
+        "DONE: added --shout",  # it was not
+        f'```bash\nprintf "{shout}" > greet.py && python3 greet.py Ada --shout\n```',
+        "DONE: added --shout now",
+    ]
+    task = "Add a `--shout` flag: `python3 greet.py Ada --shout` prints `HELLO, ADA!`."
+    result, events = solve_json(failing_repo, task, write_replies(replies))
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert len(objections) == 1, objections
+    assert (
+        "`python3 greet.py Ada --shout` should print `HELLO, ADA!`, as the task says, but it prints:" in objections[0]
+    )
+    assert "Hello, Ada!" in objections[0]
+    assert result.returncode == 0 and events[-1]["summary"] == "added --shout now"
+
+
 def test_an_attempt_that_gives_up_is_taken_back_and_tried_afresh(failing_repo: Path, write_replies):
     (failing_repo / "notes.txt").write_text("my uncommitted notes\n")
     replies = [

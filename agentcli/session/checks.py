@@ -40,10 +40,16 @@ def failing_tests(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT)
     return f"the repository's tests fail (`{command}`):\n{cut_middle(output, SHOWN_CHARS)}"
 
 
-def failing_command(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT) -> str | None:
-    """How `command` fails when run now (exit code and the end of its output), or None when it succeeds."""
+def failing_command(
+    sandbox: Sandbox, command: str, expected: str | None = None, timeout: float = TEST_TIMEOUT
+) -> str | None:
+    """How `command` fails when run now (exit code and the end of its output), or prints other than the
+    `expected` text; None when it does what the task says."""
     obs = sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && export {QUIET_ENV} && {command})", timeout=timeout)
-    if obs.ok:
-        return None
-    status = "timed out" if obs.timed_out else f"exit {obs.exit_code}"
-    return f"`{command}`, which the task names, still fails ({status}):\n{cut_middle(obs.output.strip(), SHOWN_CHARS)}"
+    output = cut_middle(obs.output.strip(), SHOWN_CHARS)
+    if not obs.ok:
+        status = "timed out" if obs.timed_out else f"exit {obs.exit_code}"
+        return f"`{command}`, which the task names, still fails ({status}):\n{output}"
+    if expected is not None and expected not in obs.output:
+        return f"`{command}` should print `{expected}`, as the task says, but it prints:\n{output}"
+    return None

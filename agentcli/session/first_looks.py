@@ -77,3 +77,15 @@ def task_hint(task: str) -> str:
     """A hint for the first reply that the task calls for, or ""."""
     named = _DATA_FILE.search(task)
     return DATA_HINT.format(name=named.group(0)) if named else ""
+
+
+# "`python3 greet.py Ada --shout` prints `HELLO, ADA!`": a command and the output the task expects of it.
+_EXPECTED = re.compile(
+    r"`([^`\n]+)`\s*,?\s+(?:(?:should|must|now|still|then)\s+)*(?:print|prints|output|outputs|show|shows|give|gives)\s+`([^`\n]+)`",
+    re.IGNORECASE,
+)
+
+
+def expected_outputs(task: str) -> dict[str, str]:
+    """Commands the task says what they print, with that output."""
+    return {command.strip().removeprefix("$ ").strip(): out.strip() for command, out in _EXPECTED.findall(task)}

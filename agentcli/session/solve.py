@@ -36,7 +36,7 @@ from agentcli.repo.publish import Delivery
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.checks import failing_command, failing_tests, test_command
-from agentcli.session.first_looks import TESTS, first_looks, task_hint
+from agentcli.session.first_looks import TESTS, expected_outputs, first_looks, runs_repository_program, task_hint
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
 from agentcli.session.undo import record_ignored
 
@@ -199,12 +199,17 @@ class Session:
         self.notify(f"checking before finishing: {command}")
         return failing_tests(self.sandbox, command)
 
-    def _failing_look(self, looks: list[str]) -> str | None:
-        """An objection to "done" while a command the task names, run before the first reply, fails."""
+    def _failing_look(self, task: str, looks: list[str]) -> str | None:
+        """An objection to "done" while a command the task names fails, or prints other than the task says."""
         if self.sandbox is None:
             return None
-        for command in looks:
-            if command != TESTS and (failure := failing_command(self.sandbox, command, FIRST_LOOK_TIMEOUT)):
+        expected = expected_outputs(task)
+        files = set(list_files(self.root))
+        named = [*(c for c in looks if c != TESTS), *(c for c in expected if c not in looks)]
+        for command in named:
+            if not runs_repository_program(command, files):
+                continue
+            if failure := failing_command(self.sandbox, command, expected.get(command), FIRST_LOOK_TIMEOUT):
                 return failure
         return None
 
@@ -239,9 +244,9 @@ class Session:
             )
             if attempt > 1:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
-            agent.finish_checks.append(("looks", lambda: self._failing_look(looks)))
+            agent.finish_checks.append(("looks", lambda: self._failing_look(task, looks)))
             outcome = agent.run(task, context_text=context_text, first_looks=looks)
-            why = self._retry_reason(outcome)
+            why = self._retry_reason(outcome, task, looks)
             if why is None and (outcome.status == "finished" or fallback is None):
                 return outcome
             if why is None:
@@ -265,7 +270,7 @@ class Session:
             )
         return outcome
 
-    def _retry_reason(self, outcome: Outcome) -> str | None:
+    def _retry_reason(self, outcome: Outcome, task: str, looks: list[str]) -> str | None:
         """Why the attempt is worth redoing from the start, or None when it stands."""
         if self._checkpoint is None or self.sandbox is None:
             return None  # without a checkpoint the repository cannot be put back
@@ -279,6 +284,8 @@ class Session:
             return "finished while " + broken.split(" (", 1)[0]
         if (failure := self._failing_tests()) is not None:
             return "finished while " + failure.split(":", 1)[0]
+        if (failure := self._failing_look(task, looks)) is not None:
+            return "finished while " + failure.split(":\n", 1)[0]
         return None
 
     def begin_task(self, written_by_us: tuple[Path, ...] = ()) -> TaskMark:

@@ -386,7 +386,8 @@ def test_done_right_after_a_write_or_early_in_a_plan_is_questioned(host):
     replies.append("DONE: the plan is complete.")
     outcome, events = run(replies, host)
     objections = [e.message for e in events if isinstance(e, FormatError)]
-    assert "changed files but showed nothing" in objections[0] and "e.g. `cat -n users.csv`" in objections[0]
+    assert "changed files but showed nothing" in objections[0]
+    assert "Here is `cat -n users.csv`:\n[exit 0 · " in objections[0] and "     1\tid" in objections[0]  # shown
     assert "step 2 of your plan (Write the rows) has not been done" in objections[1]
     assert "Continue with step 2 (Write the rows)" in objections[1]  # not from the top again
     assert outcome.status == "finished" and outcome.steps == 4  # each objection once; insisting finishes

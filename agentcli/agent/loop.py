@@ -61,7 +61,9 @@ PYTHON_LANGUAGES = frozenset({"python", "py", "python3"})
 # Characters of reply without any code fence after which generation stops (see _stream_watcher).
 PROSE_LIMIT = 1500
 # Objections to DONE about the last command: raised again after each new command, not once per task.
-PER_COMMAND_OBJECTIONS = frozenset({"failed", "unchecked"})
+PER_COMMAND_OBJECTIONS = frozenset({"failed"})
+# Objections raised once per task whatever their text holds (the unchecked change shows the file).
+ONCE_OBJECTIONS = frozenset({"unchecked"})
 # A reply that starts as our own observations and notes do: the model echoing them back.
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 # Sampling temperature for a second try when a reply repeats an earlier one.
@@ -336,32 +338,36 @@ class Agent:
                     f"Your last command failed (exit {self._last_exit_code})." if self._last_exit_code != 0 else None
                 ),
             ),
-            (
-                "unchecked",
-                lambda: (
-                    "Your last command changed files but showed nothing of the result: check it first (run the "
-                    f"program or the tests, or print the file you wrote{self._check_example()})."
-                    if self._unchecked
-                    else None
-                ),
-            ),
+            ("unchecked", self._unchecked_change),
             ("plan", self._plan_unfinished),
             *self.finish_checks,
         ]
         for name, check in checks:
             problem = check()
-            # An objection about the last command is new with each command; the others once per task.
-            key = (name, f"{problem} #{self._commands_run}" if name in PER_COMMAND_OBJECTIONS else problem or "")
+            key = (name, _objection_key(name, problem or "", self._commands_run))
             if problem is not None and key not in self._questioned:
                 self._questioned.add(key)
                 # No "reply DONE again if you are sure": small models take it as the instruction.
                 return f"Not done yet: {problem} {self._plan_reminder()}"
         return None
 
-    def _check_example(self) -> str:
-        # A small model copies a concrete command far more readily than it follows a description.
+    def _unchecked_change(self) -> str | None:
+        """The objection when the last command changed files unseen, with the changed file shown.
+
+        Told to check, a small model often changes the file again instead; shown the result, it can
+        see whether the change is right.
+        """
+        if not self._unchecked:
+            return None
+        problem = "Your last command changed files but showed nothing of the result"
         look = check_command(self._last_command)
-        return f", e.g. `{look}`" if look else ""
+        if look is None:
+            return f"{problem}: check it first (run the program or the tests)."
+        obs = self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {look})", timeout=FIRST_LOOK_TIMEOUT)
+        return (
+            f"{problem}. Here is `{look}`:\n{describe_result(obs)}\n"
+            "Check that it does what the task asks (run the program or the tests), or fix it."
+        )
 
     def _plan_unfinished(self) -> str | None:
         """Small models stop after the first step of a plan: a step without its successful command is a sign."""
@@ -655,6 +661,13 @@ def python_script_command(script: str) -> str:
     while delimiter in script:
         delimiter += "_"
     return f"python3 - <<'{delimiter}'\n{script.rstrip(chr(10))}\n{delimiter}"
+
+
+def _objection_key(name: str, problem: str, commands_run: int) -> str:
+    """What makes an objection new: the command it is about, only its name, or its text."""
+    if name in PER_COMMAND_OBJECTIONS:
+        return f"after command {commands_run}"
+    return "" if name in ONCE_OBJECTIONS else problem
 
 
 def _failure_summary(obs: Observation) -> str:

@@ -10,6 +10,7 @@ from agentcli.agent.loop import Agent
 from agentcli.events import CommandFinished, Event, EventBus
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
+from agentcli.session.checks import failing_command
 from agentcli.session.first_looks import TESTS, expected_outputs, first_looks, task_hint
 
 FILES = ["app.py", "backup.sh", "scripts/wordcount.py", "helpers/text.py", "README.md"]
@@ -85,3 +86,14 @@ def test_the_output_the_task_expects_of_a_command():
         "python3 greet.py Ada": "Hello, Ada!",
     }
     assert expected_outputs("make `app.py` print hello") == {}
+
+
+def test_a_named_command_that_keeps_running_is_no_failure(tmp_path: Path):
+    (tmp_path / "server.py").write_text("import time\nprint('serving', flush=True)\ntime.sleep(60)\n")
+    (tmp_path / "broken.py").write_text("raise SystemExit(3)\n")
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        assert failing_command(box, "python3 server.py", timeout=1.0) is None
+        assert "still fails (exit 3)" in (failing_command(box, "python3 broken.py", timeout=5.0) or "")
+        assert "should print `hi`" in (
+            failing_command(box, "python3 server.py", "hi", timeout=1.0) or "x should print `hi`"
+        )

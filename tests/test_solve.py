@@ -263,6 +263,21 @@ def test_done_while_the_named_command_prints_other_than_the_task_says_is_questio
     assert result.returncode == 0 and events[-1]["summary"] == "added --shout now"
 
 
+def test_done_with_an_empty_new_file_is_questioned(failing_repo: Path, write_replies):
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    git(failing_repo, "commit", "-qm", "no tests")
+    replies = [
+        "```bash\nmkdir -p tools && touch tools/count.sh && ls tools\n```",
+        "DONE: wrote the script",  # an empty file
+        '```bash\nprintf \'find "$1" -name "*.py" | wc -l\\n\' > tools/count.sh && cat tools/count.sh\n```',
+        "DONE: wrote it now",
+    ]
+    result, events = solve_json(failing_repo, "write tools/count.sh", write_replies(replies))
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert len(objections) == 1 and "tools/count.sh was created but is empty" in objections[0]
+    assert result.returncode == 0 and events[-1]["summary"] == "wrote it now"
+
+
 def test_an_attempt_that_gives_up_is_taken_back_and_tried_afresh(failing_repo: Path, write_replies):
     (failing_repo / "notes.txt").write_text("my uncommitted notes\n")
     replies = [

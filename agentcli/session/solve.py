@@ -150,6 +150,7 @@ class Session:
         agent.finish_checks = [
             ("unchanged", self._nothing_changed),
             ("syntax", self._broken_python),
+            ("empty", self._empty_new_file),
             ("staged", self._staged_not_committed),
         ]
         if approve is None:  # where commands need the user's approval, none runs unasked
@@ -161,6 +162,16 @@ class Session:
         if self._checkpoint is None or cp.changed_paths(self.root, self._checkpoint):
             return None
         return "No file in the repository has changed yet."
+
+    def _empty_new_file(self) -> str | None:
+        """An objection to "done" while a file the task created is empty (`touch` taken for the work)."""
+        if self._checkpoint is None:
+            return None
+        for status, path in cp.changed_paths(self.root, self._checkpoint):
+            target = self.root / path
+            if status == "A" and target.is_file() and not target.is_symlink() and target.stat().st_size == 0:
+                return f"{path} was created but is empty: write its content."
+        return None
 
     def _broken_python(self) -> str | None:
         """An objection to "done" while a Python file the task changed no longer parses."""
@@ -282,6 +293,8 @@ class Session:
             return "finished without changing anything"
         if (broken := self._broken_python()) is not None:
             return "finished while " + broken.split(" (", 1)[0]
+        if (empty := self._empty_new_file()) is not None:
+            return "finished while " + empty.split(":", 1)[0]
         if (failure := self._failing_tests()) is not None:
             return "finished while " + failure.split(":", 1)[0]
         if (failure := self._failing_look(task, looks)) is not None:

@@ -170,3 +170,13 @@ def test_a_placeholder_in_angle_brackets_is_not_run():
     assert parsed.command is None and not parsed.finished
     assert "description in angle brackets, not a command" in parsed.error
     assert parse_reply("```bash\ncat < in.txt\n```").command == "cat < in.txt"
+
+
+def test_a_python_block_under_a_data_file_name_is_a_script_not_its_content():
+    script = "import csv\nrows = list(csv.reader(open('contacts.csv')))\n"
+    reply = f"Remove the duplicates from contacts.csv:\n```python\n{script}```"
+    parsed = parse_reply(reply)
+    assert parsed.file_write is None and parsed.code is not None and parsed.code[0] == "python"
+    named = parse_reply("Here is the new dedupe.py:\n```python\nimport csv\n```")
+    assert named.file_write == ("dedupe.py", "import csv\n")
+    assert parse_reply("contacts.csv:\n```\nname,email\n```").file_write == ("contacts.csv", "name,email\n")

@@ -317,6 +317,25 @@ def _looks_like_command(body: str) -> bool:
     return bool(words) and (words[0].lstrip("$ ") in _COMMON_COMMANDS or words[0].startswith("./"))
 
 
+# Languages whose block is a program: it is the content only of a file of that language (or of a
+# script with no suffix). A ```python block under "contacts.csv" is a script meant to work on the
+# CSV, and written over it, it would destroy the data.
+_LANGUAGE_SUFFIXES = {
+    "python": {".py", ".pyw", ""},
+    "py": {".py", ".pyw", ""},
+    "python3": {".py", ".pyw", ""},
+    "javascript": {".js", ".mjs", ".cjs", ".jsx", ""},
+    "js": {".js", ".mjs", ".cjs", ".jsx", ""},
+    "typescript": {".ts", ".tsx", ""},
+}
+
+
+def _language_fits(language: str, path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    suffix = name[name.rfind(".") :].lower() if "." in name.lstrip(".") else ""
+    return suffix in _LANGUAGE_SUFFIXES.get(language, {suffix})
+
+
 def _safe_path(path: str) -> str:
     path = path.strip().removeprefix("./")
     return "" if path.startswith("/") or ".." in path.split("/") else path
@@ -349,7 +368,7 @@ def parse_reply(text: str) -> ParsedReply:
             or block.body.startswith("#!")
             or (block.language == "" and target[2] and not _looks_like_command(block.body))
         )
-        if target and target[0] and is_content:
+        if target and target[0] and is_content and _language_fits(block.language, target[0]):
             reply.file_write = target[0], target[1]
             if len(blocks) > 1:
                 reply.notes.append("Only your first block was used; send one action per reply.")

@@ -180,8 +180,7 @@ class Agent:
         model's shell keeps its state) and writes no bytecode into the repository.
         """
         self.events.emit(CommandStarted(step=0, command=command, notes=["run before the first reply"]))
-        workdir = shlex.quote(self.sandbox.workdir)
-        obs = self.sandbox.run(f"(cd {workdir} && export PYTHONDONTWRITEBYTECODE=1 && {command})", FIRST_LOOK_TIMEOUT)
+        obs = self._run_at_root(f"export PYTHONDONTWRITEBYTECODE=1 && {command}", FIRST_LOOK_TIMEOUT)
         self.events.emit(_finished_event(0, dataclasses.replace(obs, command=command)))
         focus = None if obs.ok else self._failure_focus(obs.output)
         notes = [focus[2]] if focus else []
@@ -363,7 +362,7 @@ class Agent:
         look = check_command(self._last_command)
         if look is None:
             return f"{problem}: check it first (run the program or the tests)."
-        obs = self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {look})", timeout=FIRST_LOOK_TIMEOUT)
+        obs = self._run_at_root(look, FIRST_LOOK_TIMEOUT)
         return (
             f"{problem}. Here is `{look}`:\n{describe_result(obs)}\n"
             "Check that it does what the task asks (run the program or the tests), or fix it."
@@ -525,9 +524,7 @@ class Agent:
 
     def _definition(self, name: str) -> tuple[str, str, tuple[int, int]] | None:
         """(file, its text, line range) of the one definition of `name` outside tests, if short enough to show."""
-        listing = self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {definition_search([name])})")
-        files = {line.strip().removeprefix("./") for line in listing.output.splitlines() if line.strip()}
-        files = {f for f in files if not is_test_file(f) and not f.startswith(".")}
+        files = {f for f in self._listed_files(definition_search([name])) if not is_test_file(f)}
         if len(files) != 1:
             return None
         where = files.pop()
@@ -536,6 +533,17 @@ class Agent:
         if span is None or span[1] - span[0] >= MAX_SHOWN_DEFINITION:
             return None
         return where, source, span
+
+    def _run_at_root(self, command: str, timeout: float | None = None) -> Observation:
+        """Run `command` in a subshell at the repository root: the model's shell keeps its directory."""
+        return self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {command})", timeout)
+
+    def _listed_files(self, command: str, *, hidden: bool = False) -> list[str]:
+        """The files a listing command (`grep -l`, printing `./path` lines) names; hidden paths (.git,
+        .agentcli, dotfiles) only with `hidden`."""
+        listing = self._run_at_root(command).output.splitlines()
+        files = sorted({line.strip().removeprefix("./") for line in listing if line.strip()})
+        return [f for f in files if hidden or not f.startswith(".")]
 
     def _read(self, path: str) -> str | None:
         try:
@@ -574,12 +582,8 @@ class Agent:
         """
         notes = []
         for old, new in described_replacements(reply):
-            pattern = shlex.quote(old)
-            listing = self.sandbox.run(
-                f"(cd {shlex.quote(self.sandbox.workdir)} && grep -rlF --exclude-dir=.git --exclude-dir=.agentcli "
-                f"-e {pattern} . 2>/dev/null)"
-            )
-            files = [line.strip().removeprefix("./") for line in listing.output.splitlines() if line.strip()]
+            grep = f"grep -rlF --exclude-dir=.git --exclude-dir=.agentcli -e {shlex.quote(old)} . 2>/dev/null"
+            files = self._listed_files(grep, hidden=True)
             if len(files) != 1:
                 continue
             path = files[0]
@@ -605,9 +609,7 @@ class Agent:
             return
         names = defined_names(block)
         if names:
-            listing = self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {definition_search(names)})")
-            files = sorted({line.strip().removeprefix("./") for line in listing.output.splitlines()})
-            files = [f for f in files if f and not f.startswith(".")]
+            files = self._listed_files(definition_search(names))
             if len(files) == 1:
                 parsed.file_write = files[0], block
                 parsed.error = None

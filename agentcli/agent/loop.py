@@ -100,6 +100,8 @@ class Outcome:
     cost: float = 0.0
     wall_time: float = 0.0
     plan: list[str] = field(default_factory=list)
+    # The objections that still stood when DONE was accepted (raised once already), by check name.
+    doubts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -341,13 +343,18 @@ class Agent:
             ("plan", self._plan_unfinished),
             *self.finish_checks,
         ]
+        doubts: dict[str, str] = {}
         for name, check in checks:
             problem = check()
-            key = (name, _objection_key(name, problem or "", self._commands_run))
-            if problem is not None and key not in self._questioned:
+            if problem is None:
+                continue
+            key = (name, _objection_key(name, problem, self._commands_run))
+            if key not in self._questioned:
                 self._questioned.add(key)
                 # No "reply DONE again if you are sure": small models take it as the instruction.
                 return f"Not done yet: {problem} {self._plan_reminder()}"
+            doubts[name] = problem
+        self.outcome.doubts = doubts
         return None
 
     def _unchecked_change(self) -> str | None:

@@ -47,6 +47,9 @@ MIN_RETRY_STEPS = 5
 RETRY_TEMPERATURE = 0.6
 # Endings of an attempt that gave up early (stuck, or replies with no usable command).
 GAVE_UP = ("stuck:", "replies in a row had no usable command")
+# Objections to DONE that, still standing when it was accepted, make the attempt worth redoing; each
+# with where its text is cut for the notice.
+RETRY_DOUBTS = {"syntax": " (", "empty": ":", "tests": ":", "looks": ":\n"}
 
 
 class Terminated(BaseException):
@@ -247,7 +250,7 @@ class Session:
         fallback: tuple[Outcome, cp.Checkpoint] | None = None
         for attempt in range(1, MAX_ATTEMPTS + 1):
             agent = self.agent()
-            agent.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[])
+            agent.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], doubts={})
             agent.limits = dataclasses.replace(
                 agent.limits,
                 max_steps=self.settings.max_steps - outcome.steps,
@@ -257,7 +260,7 @@ class Session:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
             agent.finish_checks.append(("looks", lambda: self._failing_look(task, looks)))
             outcome = agent.run(task, context_text=context_text, first_looks=looks)
-            why = self._retry_reason(outcome, task, looks)
+            why = self._retry_reason(outcome)
             if why is None and (outcome.status == "finished" or fallback is None):
                 return outcome
             if why is None:
@@ -281,8 +284,9 @@ class Session:
             )
         return outcome
 
-    def _retry_reason(self, outcome: Outcome, task: str, looks: list[str]) -> str | None:
-        """Why the attempt is worth redoing from the start, or None when it stands."""
+    def _retry_reason(self, outcome: Outcome) -> str | None:
+        """Why the attempt is worth redoing from the start, or None when it stands. The finish checks
+        have just run: what they still objected to when DONE was accepted is in `outcome.doubts`."""
         if self._checkpoint is None or self.sandbox is None:
             return None  # without a checkpoint the repository cannot be put back
         if outcome.status == "failed" and any(marker in outcome.reason for marker in GAVE_UP):
@@ -291,14 +295,9 @@ class Session:
             return None
         if cp.untouched_since(self.root, self._checkpoint):
             return "finished without changing anything"
-        if (broken := self._broken_python()) is not None:
-            return "finished while " + broken.split(" (", 1)[0]
-        if (empty := self._empty_new_file()) is not None:
-            return "finished while " + empty.split(":", 1)[0]
-        if (failure := self._failing_tests()) is not None:
-            return "finished while " + failure.split(":", 1)[0]
-        if (failure := self._failing_look(task, looks)) is not None:
-            return "finished while " + failure.split(":\n", 1)[0]
+        for name, cut in RETRY_DOUBTS.items():
+            if name in outcome.doubts:
+                return "finished while " + outcome.doubts[name].split(cut, 1)[0]
         return None
 
     def begin_task(self, written_by_us: tuple[Path, ...] = ()) -> TaskMark:

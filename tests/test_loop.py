@@ -523,3 +523,40 @@ def test_a_described_replacement_of_text_no_single_file_holds_is_left_alone(host
     assert [(Path(host.workdir) / n).read_text() for n in ("a.py", "b.py")] == ["x = 1\n", "x = 1\n"]
     started = next(e for e in events if type(e).__name__ == "CommandStarted")
     assert not any("replace" in note for note in started.notes)
+
+
+def test_an_echo_over_a_file_of_several_lines_is_put_back_with_advice(host):
+    ignore = Path(host.workdir) / ".gitignore"
+    ignore.write_text("__pycache__/\n*.pyc\n")
+    model = ScriptedModel(["```bash\necho debug.log > .gitignore\n```", "```bash\necho debug.log >> .gitignore\n```"])
+    Agent(model, host, EventBus()).run("ignore debug.log")
+    note = model.calls[1][-1]["content"]
+    assert "`> .gitignore` replaced its 2 lines with 1, so .gitignore was put back as it was" in note
+    assert "`>>` adds lines at the end" in note
+    assert ignore.read_text() == "__pycache__/\n*.pyc\ndebug.log\n"  # the append that followed is kept
+
+
+def test_a_file_filtered_into_itself_is_put_back(host):
+    rows = "".join(f"{name},{name}@example.com\n" for name in ("ann", "bob", "ann"))
+    contacts = Path(host.workdir) / "contacts.csv"
+    contacts.write_text(rows)
+    model = ScriptedModel(["```bash\nsort -u contacts.csv > contacts.csv\n```", "DONE: deduplicated"])
+    Agent(model, host, EventBus()).run("dedupe contacts.csv")
+    assert contacts.read_text() == rows
+    note = model.calls[1][-1]["content"]
+    assert "`> contacts.csv` left it empty" in note and "the shell empties contacts.csv before sort reads it" in note
+
+
+def test_writes_that_keep_the_file_or_empty_it_on_purpose_stand(host):
+    work = Path(host.workdir)
+    (work / "VERSION").write_text("1.4.2\n")
+    (work / "debug.log").write_text("one\ntwo\nthree\n")
+    (work / "app.py").write_text("import sys\n\nprint(sys.argv)\n")
+    rewrite = "cat > app.py <<'EOF'\nimport sys\n\nprint(sys.argv[1:])\nEOF"
+    commands = ["echo 1.5.0 > VERSION", "> debug.log", rewrite, "echo done"]
+    model = ScriptedModel([f"```bash\n{c}\n```" for c in commands] + ["DONE: all written"])
+    Agent(model, host, EventBus()).run("write them")
+    assert (work / "VERSION").read_text() == "1.5.0\n" and (work / "debug.log").read_text() == ""
+    assert (work / "app.py").read_text() == "import sys\n\nprint(sys.argv[1:])\n"
+    observations = [call[-1]["content"] for call in model.calls[1:]]
+    assert len(observations) == 4 and not any("put back" in o for o in observations)

@@ -62,6 +62,28 @@ def check_command(command: str) -> str | None:
     return f"{look} {shlex.quote(files[-1])}"
 
 
+# A quoted string (skipped: `echo "a > b"` writes no file), or a `>` that writes a file over (not `>>`,
+# `2>`, `&>` or `>&2`) and its target.
+_OVERWRITE = re.compile(r"""'[^']*'|"[^"]*"|(?<![0-9&>])>\|?[ \t]*(?![>&])('[^']*'|"[^"]*"|[^\s&|;<>'"]+)""")
+# Commands that leave a redirect's file empty on purpose: `> log`, `: > log`, `true > log`.
+_EMPTYING = frozenset({"", ":", "true"})
+
+
+def overwrites(command: str) -> list[tuple[str, str]]:
+    """(file, program) for each `program ... > file` in `command`; a bare `> file`, which empties the
+    file on purpose, is left out."""
+    found = []
+    for part in _parts(command):
+        words = _words(part)
+        program = words[0].rsplit("/", 1)[-1] if words and not words[0].startswith(">") else ""
+        if program in _EMPTYING:
+            continue
+        for match in _OVERWRITE.finditer(part):
+            if match.group(1) and (path := match.group(1).strip("'\"")) != "/dev/null":
+                found.append((path, program))
+    return found
+
+
 def only_changes(command: str) -> bool:
     """True when `command` changes files and nothing after the last change shows a result."""
     parts = _parts(command)

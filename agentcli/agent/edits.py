@@ -60,6 +60,29 @@ def replaces_with_fragment(original: str, content: str) -> bool:
     return old >= FRAGMENT_MIN_LINES and new * 3 < old
 
 
+# Programs whose `> file` writes a line or two: over a file of several lines, an append gone wrong.
+_LINE_WRITERS = frozenset({"echo", "printf"})
+
+
+def overwrite_loss(original: str, content: str, program: str) -> str | None:
+    """How a `program ... > file` that turned `original` into `content` lost what the file held, or None.
+
+    Small models write `>` for `>>` (`echo debug.log > .gitignore`), rewrite a file from memory one
+    `echo` at a time, or filter a file into itself (`sort -u f > f`, which the shell empties first).
+    """
+    kept = [line for line in original.splitlines() if line.strip()]
+    if len(kept) < 2:
+        return None
+    if not content.strip():
+        return "left it empty"
+    lines = set(content.splitlines())
+    if replaces_with_fragment(original, content) or (
+        program in _LINE_WRITERS and any(line not in lines for line in kept)
+    ):
+        return f"replaced its {len(original.splitlines())} lines with {len(content.splitlines())}"
+    return None
+
+
 def defined_names(block: str) -> list[str]:
     """The top-level functions and classes a Python block defines, in order; [] if it does not parse."""
     try:

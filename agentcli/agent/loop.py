@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from agentcli.agent.checking import check_command, only_changes
+from agentcli.agent.checking import check_command, only_changes, overwrites
 from agentcli.agent.edits import (
     defined_names,
     definition_search,
@@ -17,6 +17,7 @@ from agentcli.agent.edits import (
     described_replacements,
     literal_substitution,
     new_content,
+    overwrite_loss,
     replaces_with_fragment,
     sed_targets,
     write_command,
@@ -468,6 +469,8 @@ class Agent:
                 command = decision.command
                 notes = [*notes, f"The user edited your command before running it; it ran as:\n{command}"]
         edited = {path: self._read(path) for path in sed_targets(command)}
+        # Our own write of a block was judged above; the model's `>` is judged by what it did.
+        overwritten = {} if parsed.file_write is not None else {p: (w, self._read(p)) for p, w in overwrites(command)}
         if not edited and parsed.file_write is None:
             notes = [*notes, *self._described_replacements(parsed.text)]
         self.events.emit(CommandStarted(step=step, command=command, notes=notes))
@@ -486,6 +489,7 @@ class Agent:
         self._last_failure = "" if obs.ok else _failure_summary(obs)
         if edited and obs.ok:
             notes = [*notes, *self._edit_report(command, edited)]
+        notes = [*notes, *self._undo_lossy_overwrites(command, overwritten)]
         if not obs.ok and _ONE_LINE_PYTHON.search(command) and "SyntaxError" in obs.output:
             notes = [*notes, ONE_LINE_PYTHON_NOTE]
         focus = None if obs.ok else self._failure_focus(obs.output)
@@ -579,6 +583,26 @@ class Agent:
                     f"sed changed nothing in {path}: the pattern matched no line. Compare it with `cat -n {path}` "
                     "(in sed's basic syntax, \\( \\) group and . * [ ] are special)."
                 )
+        return notes
+
+    def _undo_lossy_overwrites(self, command: str, before: dict[str, tuple[str, str | None]]) -> list[str]:
+        """Put back each file a `>` of `command` wrote over and so lost what it held; a note for each."""
+        notes = []
+        for path, (program, old) in before.items():
+            new = self._read(path)
+            loss = None if old is None or new is None else overwrite_loss(old, new, program)
+            if loss is None:
+                continue
+            self.sandbox.write_file(path, old)
+            read_too = path in command.split(">", 1)[0]
+            why = (
+                f"the shell empties {path} before {program} reads it. Write the result to another file, then "
+                f"`mv` it over {path}, or use a ```python block"
+                if read_too and not new.strip()
+                else "`>>` adds lines at the end; to change the file, write its path on a line, then a fenced "
+                "block with its complete new content (for Python, the complete functions you changed)"
+            )
+            notes.append(f"`> {path}` {loss}, so {path} was put back as it was: {why}.")
         return notes
 
     def _described_replacements(self, reply: str) -> list[str]:

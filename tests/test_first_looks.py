@@ -71,9 +71,15 @@ def test_the_model_sees_what_ran_before_its_first_reply(tmp_path: Path):
 
 
 def test_a_task_about_data_files_gets_the_python_hint():
-    hint = task_hint("Convert data/users.json to data/users.csv")
+    hint = task_hint("Convert data/users.json to data/users.csv", [])
     assert "data/users.json" in hint and "```python" in hint
-    assert task_hint("Add a --shout flag to greet.py") == ""
+    assert task_hint("Add a --shout flag to greet.py", []) == ""
+
+
+def test_no_data_hint_where_the_data_file_is_a_programs_input_or_a_git_chores_object():
+    crash = "`python3 main.py data/orders.csv` crashes with a KeyError. Fix the code."
+    assert task_hint(crash, first_looks(crash, ["main.py", "data/orders.csv"])) == ""
+    assert task_hint("debug.log was committed by mistake: stop tracking it in git.", []) == ""
 
 
 def test_the_output_the_task_expects_of_a_command():

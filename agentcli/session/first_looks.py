@@ -73,10 +73,22 @@ def runs_repository_program(command: str, files: set[str]) -> bool:
     return args[0].removeprefix("./") in files
 
 
-def task_hint(task: str) -> str:
-    """A hint for the first reply that the task calls for, or ""."""
+# A git chore names files (`debug.log` to untrack) that are not data to work on.
+_GIT_CHORE = re.compile(r"\bgit\b|\bcommit", re.IGNORECASE)
+
+
+def task_hint(task: str, looks: list[str]) -> str:
+    """A hint for the first reply that the task calls for, or "".
+
+    The data hint is for tasks whose work is the data: where the task quotes a program of the
+    repository to run, or is a git chore, the file it names is the program's input or the chore's
+    object, and the fix is in the code or in git. (The tests, run where the task quotes nothing, say
+    nothing of the kind.)
+    """
     named = _DATA_FILE.search(task)
-    return DATA_HINT.format(name=named.group(0)) if named else ""
+    if not named or any(look != TESTS for look in looks) or _GIT_CHORE.search(task):
+        return ""
+    return DATA_HINT.format(name=named.group(0))
 
 
 # "`python3 greet.py Ada --shout` prints `HELLO, ADA!`": a command and the output the task expects of it.

@@ -243,8 +243,8 @@ class Session:
         is kept aside: if no later attempt finishes, its state comes back and its ending stands.
         Steps, tokens and time are counted over all attempts.
         """
-        context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task)) if part)
         looks = self.first_looks(task)
+        context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
         outcome = Outcome(status="failed", reason="not started")
         fallback: tuple[Outcome, cp.Checkpoint] | None = None

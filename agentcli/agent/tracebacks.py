@@ -19,11 +19,15 @@ _PYTEST_FRAME = re.compile(r"^([\w./-]+\.py):(\d+): ", re.MULTILINE)
 # bash: `backup.sh: line 5: cd: my: No such file or directory`
 _SHELL_FRAME = re.compile(r"^([\w./-]+\.(?:sh|bash)): line (\d+): ", re.MULTILINE)
 CONTEXT_LINES = 4
-_TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$|(?:^|/)tests?/")
+# A Python test module as pytest collects it by default.
+TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
+# Test helpers and data live beside them in a tests/ folder: code to fix is never there.
+_TEST_FOLDER = re.compile(r"(?:^|/)tests?/")
 
 
 def is_test_file(path: str) -> bool:
-    return _TEST_FILE.search(path) is not None
+    """Whether `path` belongs to the tests: a test module or anything in a tests/ folder."""
+    return TEST_FILE.search(path) is not None or _TEST_FOLDER.search(path) is not None
 
 
 def failure_location(output: str, workdir: str, exists: Callable[[str], bool]) -> tuple[str, int] | None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 import shlex
 
+from agentcli.agent.tracebacks import TEST_FILE
 from agentcli.context.summary import cut_middle
 from agentcli.sandbox.base import Sandbox
 
-TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
 PYTEST = "python3 -m pytest -x -q -p no:cacheprovider"
 # Checking must not leave files in the user's repository.
 QUIET_ENV = "PYTHONDONTWRITEBYTECODE=1"

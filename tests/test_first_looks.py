@@ -23,6 +23,9 @@ FILES = ["app.py", "backup.sh", "scripts/wordcount.py", "helpers/text.py", "READ
         ('backup.sh breaks (try `bash backup.sh "my docs" "my backup"`)', ['bash backup.sh "my docs" "my backup"']),
         ("Make `python3 -m pytest` pass", ["python3 -m pytest"]),
         ("`./scripts/wordcount.py` fails", ["./scripts/wordcount.py"]),
+        # The input file is not here: the script runs with empty input, which still shows whether it runs.
+        ("run it as `./scripts/wordcount.py < file.txt`", ["./scripts/wordcount.py"]),
+        ("`python3 app.py < README.md` prints 3", ["python3 app.py < README.md"]),
         ("```\n$ PORT=9000 python3 app.py\n```\nignores the port", ["PORT=9000 python3 app.py"]),
         (
             "run `python3 app.py x` then `python3 app.py y` and `python3 app.py z`",
@@ -40,7 +43,6 @@ def test_commands_the_task_quotes_that_run_a_repository_program(task: str, expec
         "`rm -rf build` is slow",  # not a program of the repository
         "`python3 app.py > out.txt` is empty",  # writes
         "`python3 app.py | sort` is unsorted",  # pipes
-        "`./scripts/wordcount.py < file.txt` should work",  # reads a file that may not exist
         "`python3 missing.py` should print hello",  # the task asks for the script: nothing to run yet
         "`python3 -m pip install yaml` fails",  # not a test runner
         "add a `--shout` flag to `app.py`",  # quoted words, not commands

@@ -532,7 +532,7 @@ def test_an_echo_over_a_file_of_several_lines_is_put_back_with_advice(host):
     Agent(model, host, EventBus()).run("ignore debug.log")
     note = model.calls[1][-1]["content"]
     assert "`> .gitignore` replaced its 2 lines with 1, so .gitignore was put back as it was" in note
-    assert "`>>` adds lines at the end" in note
+    assert "To add `debug.log` at the end of .gitignore: `echo debug.log >> .gitignore`" in note
     assert ignore.read_text() == "__pycache__/\n*.pyc\ndebug.log\n"  # the append that followed is kept
 
 
@@ -560,3 +560,14 @@ def test_writes_that_keep_the_file_or_empty_it_on_purpose_stand(host):
     assert (work / "app.py").read_text() == "import sys\n\nprint(sys.argv[1:])\n"
     observations = [call[-1]["content"] for call in model.calls[1:]]
     assert len(observations) == 4 and not any("put back" in o for o in observations)
+
+
+def test_an_interpreter_line_echoed_over_a_script_is_put_back_with_the_command_for_the_top(host):
+    script = Path(host.workdir) / "count.py"
+    script.write_text("import sys\n\nprint(len(sys.stdin.read()))\n")
+    command = "sed -i '1i #!/usr/bin/env python3' count.py"
+    model = ScriptedModel(["```bash\necho '#!/usr/bin/env python3' > count.py\n```", f"```bash\n{command}\n```"])
+    Agent(model, host, EventBus()).run("make count.py executable")
+    note = model.calls[1][-1]["content"]
+    assert f"To put `#!/usr/bin/env python3` at the top of count.py: `{command}`." in note
+    assert script.read_text() == "#!/usr/bin/env python3\nimport sys\n\nprint(len(sys.stdin.read()))\n"

@@ -595,14 +595,15 @@ class Agent:
                 continue
             self.sandbox.write_file(path, old)
             read_too = path in command.split(">", 1)[0]
-            why = (
-                f"the shell empties {path} before {program} reads it. Write the result to another file, then "
-                f"`mv` it over {path}, or use a ```python block"
-                if read_too and not new.strip()
-                else "`>>` adds lines at the end; to change the file, write its path on a line, then a fenced "
-                "block with its complete new content (for Python, the complete functions you changed)"
-            )
-            notes.append(f"`> {path}` {loss}, so {path} was put back as it was: {why}.")
+            if read_too and not new.strip():
+                why = (
+                    f"the shell empties {path} before {program} reads it. Write the result to another file, "
+                    f"then `mv` it over {path}, or use a ```python block."
+                )
+            else:
+                why = f"{_line_placement(path, new)}To change the file, write its path on a line, then a fenced "
+                why += "block with its complete new content (for Python, the complete functions you changed)."
+            notes.append(f"`> {path}` {loss}, so {path} was put back as it was. {why}")
         return notes
 
     def _described_replacements(self, reply: str) -> list[str]:
@@ -709,6 +710,19 @@ def _failure_summary(obs: Observation) -> str:
     lines = [line.strip() for line in obs.output.splitlines() if line.strip()]
     last = f": {lines[-1][:200]}" if lines else ""
     return f"exit {obs.exit_code}{last}"
+
+
+def _line_placement(path: str, written: str) -> str:
+    """The commands that add the one line an overwrite wrote where it was surely meant to go, or ""."""
+    lines = written.splitlines()
+    if len(lines) != 1 or not lines[0].strip():
+        return ""
+    line = lines[0]
+    top = f"`sed -i {shlex.quote('1i ' + line.replace(chr(92), chr(92) * 2))} {shlex.quote(path)}`"
+    if line.startswith("#!"):  # an interpreter line works only as the first line
+        return f"To put `{line}` at the top of {path}: {top}. "
+    end = f"`echo {shlex.quote(line)} >> {shlex.quote(path)}`"
+    return f"To add `{line}` at the end of {path}: {end}; at the top: {top}. "
 
 
 def _normalised(reply: str) -> str:

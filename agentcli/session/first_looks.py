@@ -39,7 +39,7 @@ def first_looks(task: str, files: list[str]) -> list[str]:
     quoted = [*_INLINE.findall(task), *(line for block in _FENCED.findall(task) for line in block.splitlines())]
     looks: list[str] = []
     for candidate in quoted:
-        command = candidate.strip().removeprefix("$ ").strip()
+        command = _own_input(candidate.strip().removeprefix("$ ").strip(), present)
         if command not in looks and runs_repository_program(command, present):
             looks.append(command)
     if not looks and test_command(files) is not None:
@@ -47,8 +47,24 @@ def first_looks(task: str, files: list[str]) -> list[str]:
     return looks[:MAX_LOOKS]
 
 
+# `./count.py < file.txt`: the input a quoted command reads, at its end.
+_INPUT = re.compile(r"\s*<\s*([\w./-]+)$")
+
+
+def _own_input(command: str, files: set[str]) -> str:
+    """`command` reading a repository file as it says, or with its input left out (empty) where that
+    file is not here: `./scripts/wordcount.py < file.txt` still shows whether the script runs at all."""
+    match = _INPUT.search(command)
+    if match is None:
+        return command
+    if match.group(1).removeprefix("./") in files:
+        return f"{command[: match.start()]} < {match.group(1)}"
+    return command[: match.start()]
+
+
 def runs_repository_program(command: str, files: set[str]) -> bool:
     """Whether `command` runs a script of the repository, or its tests, and nothing else."""
+    command = _INPUT.sub("", command)  # reading a repository file is a look, like running the program
     if not command or _UNSAFE.search(command):
         return False
     try:

@@ -571,3 +571,27 @@ def test_an_interpreter_line_echoed_over_a_script_is_put_back_with_the_command_f
     note = model.calls[1][-1]["content"]
     assert f"To put `#!/usr/bin/env python3` at the top of count.py: `{command}`." in note
     assert script.read_text() == "#!/usr/bin/env python3\nimport sys\n\nprint(len(sys.stdin.read()))\n"
+
+
+def test_a_block_of_several_lines_does_as_many_steps_of_the_plan(host):
+    plan = "PLAN:\n1. Make the folder.\n2. Write the note.\n3. List it.\n\n"
+    block = "```bash\nmkdir notes\necho hi > notes/a.txt\nls notes\n```"
+    model = ScriptedModel([plan + block, "DONE: wrote the note"])
+    outcome = Agent(model, host, EventBus()).run("write a note")
+    assert outcome.status == "finished"  # no "step 2 of your plan has not been done" objection
+    assert "of your plan" not in model.calls[1][-1]["content"]  # nor a next-step hint to redo it
+
+
+def test_git_with_nothing_left_to_commit_is_no_failure(host):
+    work = Path(host.workdir)
+    (work / "a.txt").write_text("a\n")
+    identity = "-c user.name=t -c user.email=t@example.com"
+    setup = f"git init -q && echo .agentcli/ >> .git/info/exclude && git add a.txt && git {identity} commit -qm first"
+    model = ScriptedModel(
+        [f"```bash\n{setup}\n```", f"```bash\ngit {identity} commit -m again\n```", "DONE: committed"]
+    )
+    outcome = Agent(model, host, EventBus()).run("commit a.txt")
+    observation = model.calls[2][-1]["content"]
+    assert "nothing to commit, working tree clean" in observation
+    assert "git had nothing to commit: every change is committed already, so this is no failure" in observation
+    assert outcome.status == "finished"  # no "your last command failed" objection

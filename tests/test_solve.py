@@ -211,7 +211,7 @@ def test_done_while_the_command_the_task_names_still_fails_is_questioned(failing
     git(failing_repo, "add", "app.py")
     git(failing_repo, "commit", "-qm", "app")
     replies = [
-        "```bash\necho '# looked' >> app.py && cat app.py\n```",
+        "```bash\necho 'import os' > lib.py && cat app.py\n```",
         "DONE: fixed",  # it is not: app.py still fails
         "```bash\nprintf 'print(\"ok\")\\n' > app.py && python3 app.py\n```",
         "DONE: fixed now",

@@ -91,3 +91,12 @@ def only_changes(command: str) -> bool:
         return False
     last_write = max((i for i, part in enumerate(parts) if _writes(part)), default=-1)
     return last_write == len(parts) - 1
+
+
+def command_lines(command: str) -> int:
+    """How many commands `command` runs one per line (a small model writes one plan step per line);
+    a here-document, a continued line or a compound statement counts as one."""
+    if "<<" in command or "\\\n" in command or re.search(r"^\s*(?:if|for|while|case|until)\b", command, re.M):
+        return 1
+    lines = [line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return max(1, len(lines))

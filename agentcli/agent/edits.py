@@ -75,9 +75,10 @@ def overwrite_loss(original: str, content: str, program: str) -> str | None:
         return None
     if not content.strip():
         return "left it empty"
-    lines = set(content.splitlines())
+    lines = content.splitlines()
+    shorter = len(lines) < len(original.splitlines())
     if replaces_with_fragment(original, content) or (
-        program in _LINE_WRITERS and any(line not in lines for line in kept)
+        program in _LINE_WRITERS and shorter and any(line not in lines for line in kept)
     ):
         return f"replaced its {len(original.splitlines())} lines with {len(content.splitlines())}"
     return None

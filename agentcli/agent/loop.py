@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from agentcli.agent.checking import check_command, only_changes, overwrites
+from agentcli.agent.checking import check_command, command_lines, only_changes, overwrites
 from agentcli.agent.edits import (
     defined_names,
     definition_search,
@@ -481,12 +481,20 @@ class Agent:
             self.context.add("user", "[interrupted by the user before the command finished]")
             raise
         self._commands_run += 1
-        if obs.ok or self._observing_step_due():
+        settled = _already_done(command, obs)
+        ok = obs.ok or settled is not None
+        if settled is not None:
+            notes = [*notes, settled]
+        if ok:
+            # A block of several lines is several steps of the plan done at once; counted as one, the
+            # next-step hint sends the model to redo them.
+            self._commands_since_plan += command_lines(command)
+        elif self._observing_step_due():
             self._commands_since_plan += 1
         self._unchecked = only_changes(command)
-        self._last_exit_code = obs.exit_code if not obs.timed_out else 124
+        self._last_exit_code = 0 if ok else obs.exit_code if not obs.timed_out else 124
         self._last_command = command.strip()
-        self._last_failure = "" if obs.ok else _failure_summary(obs)
+        self._last_failure = "" if ok else _failure_summary(obs)
         if edited and obs.ok:
             notes = [*notes, *self._edit_report(command, edited)]
         notes = [*notes, *self._undo_lossy_overwrites(command, overwritten)]
@@ -702,6 +710,21 @@ def _objection_key(name: str, problem: str, commands_run: int) -> str:
     if name in PER_COMMAND_OBJECTIONS:
         return f"after command {commands_run}"
     return "" if name in ONCE_OBJECTIONS else problem
+
+
+# `git commit` with nothing left to commit: the commit the task wants is made already.
+_COMMIT = re.compile(r"\bgit\b.*\bcommit\b")
+NOTHING_TO_COMMIT = "nothing to commit, working tree clean"
+
+
+def _already_done(command: str, obs: Observation) -> str | None:
+    """A note when a failing command only says its work is done already (so it is no failure), else None."""
+    if obs.exit_code == 1 and _COMMIT.search(command) and NOTHING_TO_COMMIT in obs.output:
+        return (
+            "git had nothing to commit: every change is committed already, so this is no failure "
+            "(`git log --stat -1` shows the last commit)."
+        )
+    return None
 
 
 def _failure_summary(obs: Observation) -> str:

@@ -595,3 +595,19 @@ def test_git_with_nothing_left_to_commit_is_no_failure(host):
     assert "nothing to commit, working tree clean" in observation
     assert "git had nothing to commit: every change is committed already, so this is no failure" in observation
     assert outcome.status == "finished"  # no "your last command failed" objection
+
+
+def test_a_file_the_task_names_is_not_deleted_unless_the_task_asks(host):
+    work = Path(host.workdir)
+    (work / "debug.log").write_text("one\n")
+    (work / "old.txt").write_text("two\n")
+    seen: list[Event] = []
+    replies = ["```bash\ngit rm debug.log\n```", "```bash\nrm -f old.txt debug.log\n```", "```bash\nls\n```"]
+    Agent(ScriptedModel(replies), host, EventBus([seen.append])).run("Stop tracking debug.log in git; keep it")
+    refusals = [e.message for e in seen if isinstance(e, FormatError)]
+    assert len(refusals) == 2 and (work / "debug.log").exists() and (work / "old.txt").exists()
+    assert "The task names debug.log and does not ask to delete it, so nothing was deleted." in refusals[0]
+    assert "`git rm --cached debug.log` stops git tracking it and keeps the file." in refusals[0]
+    model = ScriptedModel(["```bash\nrm debug.log\n```", "DONE: removed"])
+    Agent(model, host, EventBus()).run("Delete debug.log")
+    assert not (work / "debug.log").exists()

@@ -100,3 +100,18 @@ def command_lines(command: str) -> int:
         return 1
     lines = [line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     return max(1, len(lines))
+
+
+def removed_files(command: str) -> list[str]:
+    """The paths `command` deletes from disk with `rm` or `git rm` (not `git rm --cached`)."""
+    removed = []
+    for part in _parts(command):
+        words = _words(part)
+        if words[:1] == ["rm"]:
+            args = words[1:]
+        elif words[:2] == ["git", "rm"] and "--cached" not in words:
+            args = words[2:]
+        else:
+            continue
+        removed += [w for w in args if not w.startswith("-")]
+    return removed

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from agentcli.agent.checking import check_command, command_lines, only_changes, overwrites
+from agentcli.agent.checking import check_command, command_lines, only_changes, overwrites, removed_files
 from agentcli.agent.edits import (
     defined_names,
     definition_search,
@@ -166,10 +166,12 @@ class Agent:
         self._unchecked = False  # the last command changed files and showed nothing of the result
         self._commands_since_plan = 0
         self._earlier_replies: set[str] = set()
+        self._task = ""
 
     def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task, then
         the results of `first_looks`: commands run before the first reply to show the current state."""
+        self._task = task
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]
         self.context.start(system, render("task", task=task.strip(), context="\n\n".join(p for p in parts if p)))
@@ -191,6 +193,7 @@ class Agent:
 
     def continue_with(self, task: str) -> Outcome:
         """A follow-up task in the same session: history and sandbox state are kept."""
+        self._task = task
         self.context.add("user", render("task", task=task.strip(), context=""))
         return self._drive()
 
@@ -437,6 +440,10 @@ class Agent:
                 return
             command = write_command(path, content)
             notes = [f"{how}.", describe_change(path, before, content), *notes]
+        kept = self._kept_by_the_task(command)
+        if kept is not None:
+            self._format_error(kept, step)
+            return
         if command.strip() == self._last_command and self._last_failure:
             # Nothing ran since: the same command fails the same way, and a small model that sees it
             # fail again only sends it again. Name what to do instead, as concretely as possible;
@@ -519,6 +526,23 @@ class Agent:
                 raise _Stop("failed", f"stuck: {reason}")
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
+
+    def _kept_by_the_task(self, command: str) -> str | None:
+        """Why `command` may not run, when it deletes a file the task names without asking for any
+        deletion; else None. (Told to stop tracking `debug.log`, to make `wordcount.py` runnable, a
+        small model deletes the file.)"""
+        if _DELETION.search(self._task):
+            return None
+        for path in removed_files(command):
+            name = path.rstrip("/").removeprefix("./")
+            if name and re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-])", self._task):
+                how = (
+                    f" `git rm --cached {shlex.quote(name)}` stops git tracking it and keeps the file."
+                    if "git" in command.split()
+                    else ""
+                )
+                return f"The task names {name} and does not ask to delete it, so nothing was deleted.{how}"
+        return None
 
     def _failure_focus(self, output: str) -> tuple[str, int, str] | None:
         """The repository code a failure points to: (path, line, the lines shown to the model), or None.
@@ -712,6 +736,8 @@ def _objection_key(name: str, problem: str, commands_run: int) -> str:
     return "" if name in ONCE_OBJECTIONS else problem
 
 
+# Words of a task that asks for something to be deleted.
+_DELETION = re.compile(r"\b(?:delete|remove|rm|erase|get rid|drop|clean)", re.IGNORECASE)
 # `git commit` with nothing left to commit: the commit the task wants is made already.
 _COMMIT = re.compile(r"\bgit\b.*\bcommit\b")
 NOTHING_TO_COMMIT = "nothing to commit, working tree clean"

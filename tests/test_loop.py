@@ -493,7 +493,8 @@ def test_done_after_each_new_failing_command_is_questioned_again(host):
 
 
 def test_a_one_line_python_script_that_cannot_parse_gets_the_python_block_advice(host):
-    command = "python3 -c \"import os; n = 0; for f in os.listdir('.'): n += 1; print(n)\""
+    # With an `else`, where each part belongs is a guess: the one-liner is not repaired, only explained.
+    command = "python3 -c \"import os; n = 0; for f in os.listdir('.'): n += 1; else: print(n)\""
     model = ScriptedModel([f"```bash\n{command}\n```", "DONE: counted"])
     Agent(model, host, EventBus()).run("count the files")
     observation = model.calls[1][-1]["content"]

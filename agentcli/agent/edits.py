@@ -29,6 +29,14 @@ def write_command(path: str, content: str) -> str:
     return f"{prefix}cat > {shlex.quote(path)} <<'{mark}'\n{body}{mark}"
 
 
+def python_script_command(script: str) -> str:
+    """A shell command that runs `script` with python3: a here-document under a delimiter it does not hold."""
+    delimiter = "AGENTCLI_PYTHON"
+    while delimiter in script:
+        delimiter += "_"
+    return f"python3 - <<'{delimiter}'\n{script.rstrip(chr(10))}\n{delimiter}"
+
+
 # A file this long is not rewritten by a block of under a third of its lines.
 FRAGMENT_MIN_LINES = 8
 

@@ -18,6 +18,7 @@ from agentcli.agent.edits import (
     literal_substitution,
     new_content,
     overwrite_loss,
+    python_script_command,
     replaces_with_fragment,
     sed_targets,
     write_command,
@@ -719,14 +720,6 @@ class Agent:
             raise _Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")
         if limits.max_cost and o.cost >= limits.max_cost:
             raise _Stop("failed", f"cost limit reached (${limits.max_cost:g})")
-
-
-def python_script_command(script: str) -> str:
-    """A shell command that runs `script` with python3: a here-document under a delimiter it does not hold."""
-    delimiter = "AGENTCLI_PYTHON"
-    while delimiter in script:
-        delimiter += "_"
-    return f"python3 - <<'{delimiter}'\n{script.rstrip(chr(10))}\n{delimiter}"
 
 
 def _objection_key(name: str, problem: str, commands_run: int) -> str:

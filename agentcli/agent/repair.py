@@ -1,12 +1,16 @@
 """Turn commands that cannot work here into ones that do, and say so to the model.
 
 Small models reach for interactive editors and pagers even when told not to; in a sandbox with
-no terminal those hang or print noise. Showing the file instead keeps the run moving.
+no terminal those hang or print noise. Showing the file instead keeps the run moving. They also
+write Python one-liners that Python cannot parse; run as the script they mean, they do their work.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
+
+from agentcli.agent.edits import python_script_command
 
 EDITORS = {"vim", "vi", "nvim", "nano", "emacs", "pico", "micro", "joe", "gedit", "code"}
 PAGERS = {"less", "more", "most"}
@@ -14,6 +18,8 @@ PAGERS = {"less", "more", "most"}
 
 def repair(command: str) -> tuple[str, str | None]:
     """The command to run and, when it was changed, a note for the model."""
+    if script := one_line_python(command):
+        return script
     try:
         words = shlex.split(command)
     except ValueError:
@@ -32,3 +38,74 @@ def repair(command: str) -> tuple[str, str | None]:
     if program in PAGERS and files:
         return f"cat -n {' '.join(shlex.quote(f) for f in files)}", f"{program} is a pager; used cat -n instead."
     return command, None
+
+
+# A compound statement's header: what small models put after `;` in `python3 -c`, where Python
+# allows only simple statements.
+_HEADER = re.compile(r"(?:with|for|if|while|async\s+with|async\s+for)\b")
+_CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")
+_ONE_LINER = re.compile(r"^python3?$")
+
+
+def one_line_python(command: str) -> tuple[str, str] | None:
+    """`python3 -c "import json; with open(f) as h: d = json.load(h); for k in d: print(k)"`, which
+    cannot parse, as the script it means (each `with`/`for`/`if` holding all that follows it), and a
+    note; None for anything else."""
+    lines = [line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if len(lines) != 1:
+        return None
+    try:
+        words = shlex.split(lines[0])
+    except ValueError:
+        return None
+    if len(words) != 3 or not _ONE_LINER.match(words[0]) or words[1] != "-c" or _parses(words[2]):
+        return None
+    script: list[str] = []
+    depth = 0
+    for statement in _split_outside_brackets(words[2], ";"):
+        while statement:
+            if _CONTINUATION.match(statement):
+                return None  # where an `else` belongs is anyone's guess
+            header = _HEADER.match(statement) and _split_outside_brackets(statement, ":", limit=1)
+            if not header or len(header) < 2:
+                script.append("    " * depth + statement)
+                break
+            script.append("    " * depth + header[0] + ":")
+            depth += 1
+            statement = header[1]
+    text = "\n".join(script) + "\n"
+    if not _parses(text):
+        return None
+    note = (
+        "`python3 -c` cannot hold `with`, `for` or `if` after `;`, so your one-liner ran as this script "
+        f"(next time, send a ```python block):\n{text}"
+    )
+    return python_script_command(text), note
+
+
+def _parses(code: str) -> bool:
+    try:
+        compile(code, "<string>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _split_outside_brackets(text: str, separator: str, limit: int = -1) -> list[str]:
+    """`text` split at `separator` where it is outside strings and brackets, parts stripped."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, char in enumerate(text):
+        if quote:
+            if char == quote and text[i - 1] != "\\":
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == separator and depth == 0 and (limit < 0 or len(parts) < limit):
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]

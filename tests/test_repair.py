@@ -1,0 +1,51 @@
+"""Commands repaired before they run: Python one-liners that cannot parse."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentcli.agent.loop import Agent
+from agentcli.agent.repair import one_line_python
+from agentcli.events import EventBus
+from agentcli.models.scripted import ScriptedModel
+from agentcli.sandbox.local import HostSandbox
+
+CONVERT = (
+    "import json; import csv; with open('users.json') as f, open('users.csv', 'w', newline='') as out: "
+    "users = json.load(f); writer = csv.writer(out); writer.writerow(['id', 'name']); "
+    "for user in users: writer.writerow([user['id'], user['name']])"
+)
+
+
+def test_a_one_liner_with_compound_statements_runs_as_the_script_it_means(tmp_path: Path):
+    (tmp_path / "users.json").write_text(json.dumps([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bo: b"}]))
+    command = f'# Step 1: convert\npython -c "{CONVERT}"'
+    model = ScriptedModel([f"```bash\n{command}\n```", "DONE: converted"])
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        Agent(model, box, EventBus()).run("convert users.json to users.csv")
+    assert (tmp_path / "users.csv").read_text().splitlines() == ["id,name", "1,Ada", "2,Bo: b"]
+    observation = model.calls[1][-1]["content"]
+    assert "so your one-liner ran as this script" in observation
+    assert "    for user in users:\n        writer.writerow([user['id'], user['name']])" in observation
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'python3 -c "print(1); print(2)"',  # parses: left alone
+        'python3 -c "x = 1; if x: print(1); else: print(2)"',  # where the else belongs is a guess
+        'python3 -c "import os; for f in os.listdir(): print(f)" | sort',  # more than the one-liner
+        "python3 app.py",
+    ],
+)
+def test_commands_left_as_they_are(command: str):
+    assert one_line_python(command) is None
+
+
+def test_brackets_strings_and_lambdas_keep_their_colons():
+    command = """python3 -c "d = {'a': 2}; for k in sorted(d, key=lambda k: d[k]): print(f'{k}: {d[k]}')" """
+    script, _ = one_line_python(command) or ("", "")
+    assert "for k in sorted(d, key=lambda k: d[k]):\n    print(f'{k}: {d[k]}')\n" in script

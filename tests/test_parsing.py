@@ -180,3 +180,11 @@ def test_a_python_block_under_a_data_file_name_is_a_script_not_its_content():
     named = parse_reply("Here is the new dedupe.py:\n```python\nimport csv\n```")
     assert named.file_write == ("dedupe.py", "import csv\n")
     assert parse_reply("contacts.csv:\n```\nname,email\n```").file_write == ("contacts.csv", "name,email\n")
+
+
+def test_output_written_after_the_command_in_its_block_is_cut_off():
+    reply = "```bash\npython3 -m pytest -q\n[exit 0 · 0.4s]\n..    [100%]\n2 passed in 0.01s\n```"
+    parsed = parse_reply(reply)
+    assert parsed.command == "python3 -m pytest -q"
+    assert any("The lines from `[exit 0 · 0.4s]` on in your block were output you wrote" in n for n in parsed.notes)
+    assert parsed.history_text == "```bash\npython3 -m pytest -q\n```"  # the history keeps no invented output

@@ -427,6 +427,17 @@ def parse_reply(text: str) -> ParsedReply:
 
     first = shell_blocks[0]
     command = _strip_prompts(first.body).strip("\n")
+    lines = command.splitlines()
+    invented = next((i for i, line in enumerate(lines) if i and OBSERVATION_HEADER.match(line)), None)
+    if invented is not None:
+        # `python3 -m pytest` and then `[exit 0 · 0.4s]` and "2 passed": output imagined after the command.
+        command = "\n".join(lines[:invented]).strip("\n")
+        reply.notes.append(
+            f"The lines from `{lines[invented].strip()}` on in your block were output you wrote yourself, so they "
+            "were not run: only the command above them ran. Its real output follows."
+        )
+        fence = "```"
+        reply.history_text = f"{clean[: first.start]}{fence}bash\n{command}\n{fence}".strip()
     if _PLACEHOLDER.match(command):
         # The reply format's `<one shell command>` copied with words of the model's own.
         reply.error = (

@@ -104,3 +104,15 @@ def test_a_function_is_spliced_into_a_file_an_earlier_edit_broke():
         + block
         + "\n\ndef paginate(items, page, per_page):\n    return items[page * per_page :]\n"
     )
+
+
+def test_the_one_class_of_a_file_written_with_only_a_changed_method_is_spliced():
+    original = (
+        '"""Shapes."""\n\n\nclass Rectangle:\n    """A rectangle."""\n\n    def __init__(self, w, h):\n'
+        "        self.w = w\n        self.h = h\n\n    def area(self):\n        return self.w * self.h\n"
+    )
+    block = "class Rectangle:\n    def __init__(self, w, h):\n        if w <= 0:\n            raise ValueError(w)\n"
+    block += "        self.w = w\n        self.h = h\n"
+    merged = merge_python(original, block)
+    assert merged is not None and "def area(self):" in merged and '"""A rectangle."""' in merged
+    assert "        if w <= 0:\n            raise ValueError(w)\n" in merged

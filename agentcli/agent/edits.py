@@ -159,6 +159,20 @@ def describe_change(path: str, before: str | None, after: str, limit: int = 40) 
     return "\n".join(shown) + more
 
 
+def _covers(old_tree: ast.Module, new_nodes: list[ast.stmt]) -> bool:
+    """Whether the block is the whole file: it holds every top-level definition of the file, and where
+    the file's one definition is a class, every method of it (the class written with only the method
+    that changed is an edit of that method)."""
+    new_by_name = {n.name: n for n in new_nodes if isinstance(n, _DEFINITIONS)}
+    old = [n for n in old_tree.body if isinstance(n, _DEFINITIONS)]
+    if any(n.name not in new_by_name for n in old):
+        return False
+    if len(old) == 1 and isinstance(old[0], ast.ClassDef) and isinstance(new := new_by_name[old[0].name], ast.ClassDef):
+        methods = {m.name for m in new.body if isinstance(m, _DEFINITIONS)}
+        return all(m.name in methods for m in old[0].body if isinstance(m, _DEFINITIONS))
+    return True
+
+
 def merge_python(original: str, snippet: str) -> str | None:
     """Splice the definitions of a partial Python block into the file; None when the block is a whole file.
 
@@ -179,9 +193,7 @@ def merge_python(original: str, snippet: str) -> str | None:
     new_nodes = new_tree.body
     if not new_nodes or not all(isinstance(n, (*_DEFINITIONS, ast.Import, ast.ImportFrom)) for n in new_nodes):
         return None
-    old_names = {n.name for n in old_tree.body if isinstance(n, _DEFINITIONS)}
-    new_names = {n.name for n in new_nodes if isinstance(n, _DEFINITIONS)}
-    if not new_names or old_names <= new_names:
+    if not any(isinstance(n, _DEFINITIONS) for n in new_nodes) or _covers(old_tree, new_nodes):
         return None
     lines = original.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):

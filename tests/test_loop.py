@@ -612,3 +612,27 @@ def test_a_file_the_task_names_is_not_deleted_unless_the_task_asks(host):
     model = ScriptedModel(["```bash\nrm debug.log\n```", "DONE: removed"])
     Agent(model, host, EventBus()).run("Delete debug.log")
     assert not (work / "debug.log").exists()
+
+
+def test_echo_lines_that_print_a_definition_one_file_has_become_its_edit(host):
+    shapes = Path(host.workdir) / "shapes.py"
+    shapes.write_text(
+        "class Square:\n    def __init__(self, side):\n        self.side = side\n\n"
+        "    def area(self):\n        return self.side**2\n"
+    )
+    lines = [
+        "class Square:",
+        "    def __init__(self, side):",
+        "        if side <= 0:",
+        "            raise ValueError('not positive')",
+    ]
+    lines.append("        self.side = side")
+    block = "\n".join(f'echo "{line}"' for line in lines)
+    model = ScriptedModel([f"```bash\n{block}\n```", "DONE: validated"])
+    Agent(model, host, EventBus()).run("make Square reject sizes that are not positive")
+    assert "        if side <= 0:\n            raise ValueError('not positive')\n" in shapes.read_text()
+    assert "def area(self):" in shapes.read_text()
+    assert (
+        "Your echo lines only printed code, which writes no file. shapes.py defines Square"
+        in model.calls[1][-1]["content"]
+    )

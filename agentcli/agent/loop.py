@@ -24,7 +24,7 @@ from agentcli.agent.edits import (
     write_command,
 )
 from agentcli.agent.observation import describe_result, format_observation
-from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply, without_plan
+from agentcli.agent.parsing import ParsedReply, action_complete, echoed_python, parse_reply, without_plan
 from agentcli.agent.prompts import render
 from agentcli.agent.repair import repair
 from agentcli.agent.stuck import StuckDetector
@@ -265,6 +265,8 @@ class Agent:
             self.events.emit(PlanUpdated(steps=parsed.plan))
         if parsed.code is not None:
             self._place_code(parsed)
+        elif parsed.command is not None and (code := echoed_python(parsed.command)) is not None:
+            self._place_echoed_code(parsed, code)
         if parsed.finished:
             self._finish(parsed, step)
         elif parsed.command is not None or parsed.file_write is not None:
@@ -687,6 +689,18 @@ class Agent:
         parsed.notes.append(
             "Your ```python block named no file, so it ran as a script (python3, in the repository). To change "
             "a file instead, write its path on the line before the block."
+        )
+
+    def _place_echoed_code(self, parsed: ParsedReply, code: str) -> None:
+        """`echo` lines that print definitions one file of the repository has: that file's edit."""
+        names = defined_names(code)
+        files = self._listed_files(definition_search(names)) if names else []
+        if len(files) != 1:
+            return
+        parsed.command, parsed.file_write = None, (files[0], code)
+        parsed.notes.append(
+            f"Your echo lines only printed code, which writes no file. {files[0]} defines {', '.join(names)}, so "
+            f"the code went there. Next time write the path {files[0]} on a line, then a fenced block with the code."
         )
 
     def _format_error(self, message: str, step: int, *, command_ran: bool = False) -> None:

@@ -7,7 +7,9 @@ say what was ignored, and recognise a plain "the task is done" ending.
 
 from __future__ import annotations
 
+import ast
 import re
+import shlex
 import textwrap
 from dataclasses import dataclass, field
 
@@ -496,3 +498,32 @@ def _summary_from(prose: str, start: int) -> str:
     """Text after a bare marker line, when the summary is on the following lines."""
     after = prose[start:].split("\n", 1)
     return _first_sentence(after[1]) if len(after) > 1 else ""
+
+
+# `echo "text"` or `echo 'text'`, the whole line one quoted word: nothing redirected or chained.
+_QUOTED_ECHO = re.compile(r"""^\s*echo\s+(?:"[^"`$\\]*"|'[^']*')\s*$""")
+
+
+def echoed_python(command: str) -> str | None:
+    """The Python definitions a block of nothing but `echo "..."` lines prints, one line each; None
+    for anything else. A small model "writes" code that way, to the terminal instead of a file."""
+    lines = [line for line in command.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    code = []
+    for line in lines:
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            return None
+        if len(words) != 2 or not _QUOTED_ECHO.match(line):
+            return None
+        code.append(words[1])
+    text = "\n".join(code) + "\n"
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        return None
+    if not any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body):
+        return None
+    return textwrap.dedent(text)

@@ -636,3 +636,15 @@ def test_echo_lines_that_print_a_definition_one_file_has_become_its_edit(host):
         "Your echo lines only printed code, which writes no file. shapes.py defines Square"
         in model.calls[1][-1]["content"]
     )
+
+
+def test_a_folder_a_redirect_needs_is_made_first(host):
+    work = Path(host.workdir)
+    (work / "docs").mkdir()
+    command = "cat <<EOF > tests/test_x.py\ndef test_x():\n    assert 1 > 0\nEOF\necho ok >> docs/log.txt"
+    model = ScriptedModel([f"```bash\n{command}\n```", "DONE: wrote the test"])
+    Agent(model, host, EventBus()).run("write a test in tests/test_x.py")
+    assert (work / "tests" / "test_x.py").read_text() == "def test_x():\n    assert 1 > 0\n"
+    observation = model.calls[1][-1]["content"]
+    assert "The folder tests did not exist, so it was made for your redirect." in observation
+    assert "docs" not in observation.split("[note]")[-1]  # an existing folder is not mentioned

@@ -36,10 +36,29 @@ def _writes(part: str) -> bool:
     return bool(_REDIRECT.search(part))
 
 
+# `cat <<'EOF' > file`: a here-document's opening and its end mark.
+_HEREDOC = re.compile(r"""<<(-?)\s*(['"]?)(\w+)\2""")
+
+
+def _without_heredoc_bodies(command: str) -> str:
+    """`command` with its here-documents (`<<EOF` and the lines up to `EOF`) left out: they are data."""
+    kept: list[str] = []
+    end: tuple[str, bool] | None = None
+    for line in command.splitlines():
+        if end is not None:
+            mark, tabs = end
+            if (line.lstrip("\t") if tabs else line) == mark:
+                end = None
+            continue
+        if opening := _HEREDOC.search(line):
+            end = opening.group(3), opening.group(1) == "-"
+        kept.append(_HEREDOC.sub("", line))
+    return "\n".join(kept)
+
+
 def _parts(command: str) -> list[str]:
     """The simple commands of `command`, split at `&&`, `||`, `;` and newlines."""
-    # A here-document's body is data, not commands.
-    return [p for p in _SPLIT.split(command.split("<<", 1)[0]) if p.strip()]
+    return [p for p in _SPLIT.split(_without_heredoc_bodies(command)) if p.strip()]
 
 
 _REDIRECT_TARGET = re.compile(r"(?<![0-9&])>>?\s*([^\s&|;>]+)\s*$")
@@ -65,8 +84,19 @@ def check_command(command: str) -> str | None:
 # A quoted string (skipped: `echo "a > b"` writes no file), or a `>` that writes a file over (not `>>`,
 # `2>`, `&>` or `>&2`) and its target.
 _OVERWRITE = re.compile(r"""'[^']*'|"[^"]*"|(?<![0-9&>])>\|?[ \t]*(?![>&])('[^']*'|"[^"]*"|[^\s&|;<>'"]+)""")
+_ANY_REDIRECT = re.compile(r"""'[^']*'|"[^"]*"|(?<![0-9&>])>>?\|?[ \t]*(?![>&])('[^']*'|"[^"]*"|[^\s&|;<>'"]+)""")
 # Commands that leave a redirect's file empty on purpose: `> log`, `: > log`, `true > log`.
 _EMPTYING = frozenset({"", ":", "true"})
+
+
+def redirected_files(command: str) -> list[str]:
+    """Every file `command` writes with `>` or `>>`."""
+    found = []
+    for part in _parts(command):
+        for match in _ANY_REDIRECT.finditer(part):
+            if match.group(1) and (path := match.group(1).strip("'\"")) != "/dev/null":
+                found.append(path)
+    return found
 
 
 def overwrites(command: str) -> list[tuple[str, str]]:

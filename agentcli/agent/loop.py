@@ -9,7 +9,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from agentcli.agent.checking import check_command, command_lines, only_changes, overwrites, removed_files
+from agentcli.agent.checking import (
+    check_command,
+    command_lines,
+    only_changes,
+    overwrites,
+    redirected_files,
+    removed_files,
+)
 from agentcli.agent.edits import (
     defined_names,
     definition_search,
@@ -483,6 +490,8 @@ class Agent:
         overwritten = {} if parsed.file_write is not None else {p: (w, self._read(p)) for p, w in overwrites(command)}
         if not edited and parsed.file_write is None:
             notes = [*notes, *self._described_replacements(parsed.text)]
+        if parsed.file_write is None and (made := self._make_missing_folders(command)):
+            notes = [*notes, f"The folder {', '.join(made)} did not exist, so it was made for your redirect."]
         self.events.emit(CommandStarted(step=step, command=command, notes=notes))
         try:
             obs = self.sandbox.run(command, timeout=self._command_timeout())
@@ -529,6 +538,25 @@ class Agent:
                 raise _Stop("failed", f"stuck: {reason}")
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
+
+    def _make_missing_folders(self, command: str) -> list[str]:
+        """Make the folders that files `command` redirects into lack (inside the repository, and not where
+        the command makes folders itself); the ones made. `cat > tests/test_x.py` fails without tests/,
+        and small models then resend it unchanged."""
+        if re.search(r"\bmkdir\b", command):
+            return []
+        parents = {
+            path.rsplit("/", 1)[0]
+            for path in redirected_files(command)
+            if "/" in path and not path.startswith(("/", "~", "$")) and ".." not in path.split("/")
+        }
+        if not parents:
+            return []
+        folders = " ".join(shlex.quote(p) for p in sorted(parents))
+        made = self.sandbox.run(
+            f"for __ac_d in {folders}; do " + '[ -d "$__ac_d" ] || { mkdir -p -- "$__ac_d" && echo "$__ac_d"; }; done'
+        )
+        return [line for line in made.output.splitlines() if line in parents]
 
     def _kept_by_the_task(self, command: str) -> str | None:
         """Why `command` may not run, when it deletes a file the task names without asking for any

@@ -188,3 +188,12 @@ def test_output_written_after_the_command_in_its_block_is_cut_off():
     assert parsed.command == "python3 -m pytest -q"
     assert any("The lines from `[exit 0 · 0.4s]` on in your block were output you wrote" in n for n in parsed.notes)
     assert parsed.history_text == "```bash\npython3 -m pytest -q\n```"  # the history keeps no invented output
+
+
+def test_a_copy_of_agentclis_own_notes_is_no_claim_of_being_done():
+    parsed = parse_reply(
+        "[next: a sentence, then one command in a bash code block. DONE: only when the whole task is done]"
+    )
+    assert not parsed.finished and parsed.error is not None
+    parsed = parse_reply("[note] The folder tests did not exist.\n```bash\nls tests\n```")
+    assert parsed.command == "ls tests"

@@ -49,6 +49,9 @@ _FENCE = re.compile(r"(`{3,}|~{3,})[ \t]*([\w+\-. ]*?)[ \t]*$", re.MULTILINE)
 # A whole block on one line: ```bash ls -la```
 _INLINE_BLOCK = re.compile(r"```(?:bash|sh|shell)?[ \t]+([^`\n]+?)[ \t]*```")
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+# agentcli's own notes, `[next: ... DONE: only when ...]` and `[note] ...`, copied into a reply: never
+# the model's words (the `DONE:` in the copy is not a claim of being done).
+_OWN_NOTE = re.compile(r"^[ \t]*\[(?:next:|note\])[^\n]*$", re.MULTILINE | re.IGNORECASE)
 # A plan's item; the first may follow "PLAN:" on its line.
 _PLAN_ITEM = re.compile(
     r"^\s*(?:\**PLAN\**\s*:\**\s*)?(?:step\s*)?(\d{1,2})[.):]\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE
@@ -345,7 +348,7 @@ def _safe_path(path: str) -> str:
 
 def parse_reply(text: str) -> ParsedReply:
     """Read one action out of a reply. See docs/finishing.md for the conventions."""
-    clean = _THINK.sub("", text).strip()
+    clean = _OWN_NOTE.sub("", _THINK.sub("", text)).strip()
     reply = ParsedReply(text=text, plan=extract_plan(clean))
     blocks = []
     prose_in_block = False

@@ -9,14 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from agentcli.agent.checking import (
-    check_command,
-    command_lines,
-    only_changes,
-    overwrites,
-    redirected_files,
-    removed_files,
-)
+from agentcli.agent.checking import check_command, command_lines, only_changes
 from agentcli.agent.edits import (
     defined_names,
     definition_search,
@@ -24,12 +17,12 @@ from agentcli.agent.edits import (
     described_replacements,
     literal_substitution,
     new_content,
-    overwrite_loss,
     python_script_command,
     replaces_with_fragment,
     sed_targets,
     write_command,
 )
+from agentcli.agent.guards import CommandGuards, already_done
 from agentcli.agent.observation import describe_result, format_observation
 from agentcli.agent.parsing import ParsedReply, action_complete, echoed_python, parse_reply, without_plan
 from agentcli.agent.prompts import render
@@ -175,6 +168,7 @@ class Agent:
         self._commands_since_plan = 0
         self._earlier_replies: set[str] = set()
         self._task = ""
+        self.guards = CommandGuards(sandbox, self._read)
 
     def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task, then
@@ -450,9 +444,9 @@ class Agent:
                 return
             command = write_command(path, content)
             notes = [f"{how}.", describe_change(path, before, content), *notes]
-        kept = self._kept_by_the_task(command)
-        if kept is not None:
-            self._format_error(kept, step)
+        refusal = self.guards.refusal(command, self._task)
+        if refusal is not None:
+            self._format_error(refusal, step)
             return
         if command.strip() == self._last_command and self._last_failure:
             # Nothing ran since: the same command fails the same way, and a small model that sees it
@@ -487,11 +481,11 @@ class Agent:
                 notes = [*notes, f"The user edited your command before running it; it ran as:\n{command}"]
         edited = {path: self._read(path) for path in sed_targets(command)}
         # Our own write of a block was judged above; the model's `>` is judged by what it did.
-        overwritten = {} if parsed.file_write is not None else {p: (w, self._read(p)) for p, w in overwrites(command)}
+        overwritten = {} if parsed.file_write is not None else self.guards.before_overwrites(command)
         if not edited and parsed.file_write is None:
             notes = [*notes, *self._described_replacements(parsed.text)]
-        if parsed.file_write is None and (made := self._make_missing_folders(command)):
-            notes = [*notes, f"The folder {', '.join(made)} did not exist, so it was made for your redirect."]
+        if parsed.file_write is None and (made := self.guards.make_missing_folders(command)):
+            notes = [*notes, made]
         self.events.emit(CommandStarted(step=step, command=command, notes=notes))
         try:
             obs = self.sandbox.run(command, timeout=self._command_timeout())
@@ -500,7 +494,7 @@ class Agent:
             self.context.add("user", "[interrupted by the user before the command finished]")
             raise
         self._commands_run += 1
-        settled = _already_done(command, obs)
+        settled = already_done(command, obs)
         ok = obs.ok or settled is not None
         if settled is not None:
             notes = [*notes, settled]
@@ -516,7 +510,7 @@ class Agent:
         self._last_failure = "" if ok else _failure_summary(obs)
         if edited and obs.ok:
             notes = [*notes, *self._edit_report(command, edited)]
-        notes = [*notes, *self._undo_lossy_overwrites(command, overwritten)]
+        notes = [*notes, *self.guards.undo_lossy_overwrites(command, overwritten)]
         if not obs.ok and _ONE_LINE_PYTHON.search(command) and "SyntaxError" in obs.output:
             notes = [*notes, ONE_LINE_PYTHON_NOTE]
         focus = None if obs.ok else self._failure_focus(obs.output)
@@ -538,42 +532,6 @@ class Agent:
                 raise _Stop("failed", f"stuck: {reason}")
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
-
-    def _make_missing_folders(self, command: str) -> list[str]:
-        """Make the folders that files `command` redirects into lack (inside the repository, and not where
-        the command makes folders itself); the ones made. `cat > tests/test_x.py` fails without tests/,
-        and small models then resend it unchanged."""
-        if re.search(r"\bmkdir\b", command):
-            return []
-        parents = {
-            path.rsplit("/", 1)[0]
-            for path in redirected_files(command)
-            if "/" in path and not path.startswith(("/", "~", "$")) and ".." not in path.split("/")
-        }
-        if not parents:
-            return []
-        folders = " ".join(shlex.quote(p) for p in sorted(parents))
-        made = self.sandbox.run(
-            f"for __ac_d in {folders}; do " + '[ -d "$__ac_d" ] || { mkdir -p -- "$__ac_d" && echo "$__ac_d"; }; done'
-        )
-        return [line for line in made.output.splitlines() if line in parents]
-
-    def _kept_by_the_task(self, command: str) -> str | None:
-        """Why `command` may not run, when it deletes a file the task names without asking for any
-        deletion; else None. (Told to stop tracking `debug.log`, to make `wordcount.py` runnable, a
-        small model deletes the file.)"""
-        if _DELETION.search(self._task):
-            return None
-        for path in removed_files(command):
-            name = path.rstrip("/").removeprefix("./")
-            if name and re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-])", self._task):
-                how = (
-                    f" `git rm --cached {shlex.quote(name)}` stops git tracking it and keeps the file."
-                    if "git" in command.split()
-                    else ""
-                )
-                return f"The task names {name} and does not ask to delete it, so nothing was deleted.{how}"
-        return None
 
     def _failure_focus(self, output: str) -> tuple[str, int, str] | None:
         """The repository code a failure points to: (path, line, the lines shown to the model), or None.
@@ -646,27 +604,6 @@ class Agent:
                     f"sed changed nothing in {path}: the pattern matched no line. Compare it with `cat -n {path}` "
                     "(in sed's basic syntax, \\( \\) group and . * [ ] are special)."
                 )
-        return notes
-
-    def _undo_lossy_overwrites(self, command: str, before: dict[str, tuple[str, str | None]]) -> list[str]:
-        """Put back each file a `>` of `command` wrote over and so lost what it held; a note for each."""
-        notes = []
-        for path, (program, old) in before.items():
-            new = self._read(path)
-            loss = None if old is None or new is None else overwrite_loss(old, new, program)
-            if loss is None:
-                continue
-            self.sandbox.write_file(path, old)
-            read_too = path in command.split(">", 1)[0]
-            if read_too and not new.strip():
-                why = (
-                    f"the shell empties {path} before {program} reads it. Write the result to another file, "
-                    f"then `mv` it over {path}, or use a ```python block."
-                )
-            else:
-                why = f"{_line_placement(path, new)}To change the file, write its path on a line, then a fenced "
-                why += "block with its complete new content (for Python, the complete functions you changed)."
-            notes.append(f"`> {path}` {loss}, so {path} was put back as it was. {why}")
         return notes
 
     def _described_replacements(self, reply: str) -> list[str]:
@@ -771,42 +708,12 @@ def _objection_key(name: str, problem: str, commands_run: int) -> str:
     return "" if name in ONCE_OBJECTIONS else problem
 
 
-# Words of a task that asks for something to be deleted.
-_DELETION = re.compile(r"\b(?:delete|remove|rm|erase|get rid|drop|clean)", re.IGNORECASE)
-# `git commit` with nothing left to commit: the commit the task wants is made already.
-_COMMIT = re.compile(r"\bgit\b.*\bcommit\b")
-NOTHING_TO_COMMIT = "nothing to commit, working tree clean"
-
-
-def _already_done(command: str, obs: Observation) -> str | None:
-    """A note when a failing command only says its work is done already (so it is no failure), else None."""
-    if obs.exit_code == 1 and _COMMIT.search(command) and NOTHING_TO_COMMIT in obs.output:
-        return (
-            "git had nothing to commit: every change is committed already, so this is no failure "
-            "(`git log --stat -1` shows the last commit)."
-        )
-    return None
-
-
 def _failure_summary(obs: Observation) -> str:
     if obs.timed_out:
         return "it timed out"
     lines = [line.strip() for line in obs.output.splitlines() if line.strip()]
     last = f": {lines[-1][:200]}" if lines else ""
     return f"exit {obs.exit_code}{last}"
-
-
-def _line_placement(path: str, written: str) -> str:
-    """The commands that add the one line an overwrite wrote where it was surely meant to go, or ""."""
-    lines = written.splitlines()
-    if len(lines) != 1 or not lines[0].strip():
-        return ""
-    line = lines[0]
-    top = f"`sed -i {shlex.quote('1i ' + line.replace(chr(92), chr(92) * 2))} {shlex.quote(path)}`"
-    if line.startswith("#!"):  # an interpreter line works only as the first line
-        return f"To put `{line}` at the top of {path}: {top}. "
-    end = f"`echo {shlex.quote(line)} >> {shlex.quote(path)}`"
-    return f"To add `{line}` at the end of {path}: {end}; at the top: {top}. "
 
 
 def _normalised(reply: str) -> str:

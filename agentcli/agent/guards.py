@@ -1,0 +1,114 @@
+"""Guards around the model's own shell commands: what must not run, what a command needs made first,
+what it lost that comes back, and failures that are none.
+
+Small models delete the file a task is about, redirect into folders that do not exist, write `>` for
+`>>`, filter a file into itself, and take git's "nothing to commit" for a failure to fix. Each guard
+says what it did, so the model learns the better way from its own command.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+
+from agentcli.agent.checking import overwrites, redirected_files, removed_files
+from agentcli.agent.edits import overwrite_loss
+from agentcli.sandbox.base import Observation, Sandbox
+
+# Words of a task that asks for something to be deleted.
+_DELETION = re.compile(r"\b(?:delete|remove|rm|erase|get rid|drop|clean)", re.IGNORECASE)
+# `git commit` with nothing left to commit: the commit the task wants is made already.
+_COMMIT = re.compile(r"\bgit\b.*\bcommit\b")
+NOTHING_TO_COMMIT = "nothing to commit, working tree clean"
+# What `overwritten` records of each file a command writes over: the writing program, the text before.
+Overwritten = dict[str, tuple[str, str | None]]
+
+
+class CommandGuards:
+    """The guards for one sandbox; `read` gives a file's text, or None where there is none."""
+
+    def __init__(self, sandbox: Sandbox, read: Callable[[str], str | None]):
+        self.sandbox = sandbox
+        self.read = read
+
+    def refusal(self, command: str, task: str) -> str | None:
+        """Why `command` may not run: it deletes a file the task names, and the task asks for no deletion.
+        (Told to stop tracking `debug.log`, or to make `wordcount.py` runnable, a small model deletes it.)"""
+        if _DELETION.search(task):
+            return None
+        for path in removed_files(command):
+            name = path.rstrip("/").removeprefix("./")
+            if name and re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-])", task):
+                how = (
+                    f" `git rm --cached {shlex.quote(name)}` stops git tracking it and keeps the file."
+                    if "git" in command.split()
+                    else ""
+                )
+                return f"The task names {name} and does not ask to delete it, so nothing was deleted.{how}"
+        return None
+
+    def make_missing_folders(self, command: str) -> str | None:
+        """Make the folders of the repository that `command` redirects into and lacks (unless it makes
+        folders itself); a note naming them, or None. `cat > tests/test_x.py` fails without tests/, and
+        small models then resend it unchanged. It runs in the model's shell, where its paths point."""
+        if re.search(r"\bmkdir\b", command):
+            return None
+        parents = {
+            path.rsplit("/", 1)[0]
+            for path in redirected_files(command)
+            if "/" in path and not path.startswith(("/", "~", "$")) and ".." not in path.split("/")
+        }
+        if not parents:
+            return None
+        folders = " ".join(shlex.quote(p) for p in sorted(parents))
+        make = '[ -d "$__ac_d" ] || { mkdir -p -- "$__ac_d" && echo "$__ac_d"; }'
+        listing = self.sandbox.run(f"for __ac_d in {folders}; do {make}; done").output.splitlines()
+        made = [folder for folder in listing if folder in parents]
+        return f"The folder {', '.join(made)} did not exist, so it was made for your redirect." if made else None
+
+    def before_overwrites(self, command: str) -> Overwritten:
+        """What each file `command` writes over with `>` holds now, for `undo_lossy_overwrites`."""
+        return {path: (program, self.read(path)) for path, program in overwrites(command)}
+
+    def undo_lossy_overwrites(self, command: str, before: Overwritten) -> list[str]:
+        """Put back each file a `>` of `command` wrote over and so lost what it held; a note for each."""
+        notes = []
+        for path, (program, old) in before.items():
+            new = self.read(path)
+            if old is None or new is None or (loss := overwrite_loss(old, new, program)) is None:
+                continue
+            self.sandbox.write_file(path, old)
+            if path in command.split(">", 1)[0] and not new.strip():
+                why = (
+                    f"the shell empties {path} before {program} reads it. Write the result to another file, "
+                    f"then `mv` it over {path}, or use a ```python block."
+                )
+            else:
+                why = f"{_line_placement(path, new)}To change the file, write its path on a line, then a fenced "
+                why += "block with its complete new content (for Python, the complete functions you changed)."
+            notes.append(f"`> {path}` {loss}, so {path} was put back as it was. {why}")
+        return notes
+
+
+def already_done(command: str, obs: Observation) -> str | None:
+    """A note when a failing command only says its work is done already (so it is no failure), else None."""
+    if obs.exit_code == 1 and _COMMIT.search(command) and NOTHING_TO_COMMIT in obs.output:
+        return (
+            "git had nothing to commit: every change is committed already, so this is no failure "
+            "(`git log --stat -1` shows the last commit)."
+        )
+    return None
+
+
+def _line_placement(path: str, written: str) -> str:
+    """The commands that add the one line an overwrite wrote where it was surely meant to go, or ""."""
+    lines = written.splitlines()
+    if len(lines) != 1 or not lines[0].strip():
+        return ""
+    line = lines[0]
+    top = f"`sed -i {shlex.quote('1i ' + line.replace(chr(92), chr(92) * 2))} {shlex.quote(path)}`"
+    if line.startswith("#!"):  # an interpreter line works only as the first line
+        return f"To put `{line}` at the top of {path}: {top}. "
+    end = f"`echo {shlex.quote(line)} >> {shlex.quote(path)}`"
+    return f"To add `{line}` at the end of {path}: {end}; at the top: {top}. "

@@ -648,3 +648,12 @@ def test_a_folder_a_redirect_needs_is_made_first(host):
     observation = model.calls[1][-1]["content"]
     assert "The folder tests did not exist, so it was made for your redirect." in observation
     assert "docs" not in observation.split("[note]")[-1]  # an existing folder is not mentioned
+
+
+def test_a_script_that_may_not_run_gets_the_commands_that_let_it(host):
+    (Path(host.workdir) / "count.py").write_text("print(1)\n")
+    model = ScriptedModel(["```bash\n./count.py\n```", "DONE: ran"])
+    Agent(model, host, EventBus()).run("make ./count.py run directly")
+    observation = model.calls[1][-1]["content"]
+    assert "count.py is not executable: `chmod +x count.py` makes it so." in observation
+    assert "its first line must name its interpreter: `sed -i '1i #!/usr/bin/env python3' count.py`" in observation

@@ -1,5 +1,5 @@
 """Guards around the model's own shell commands: what must not run, what a command needs made first,
-what it lost that comes back, and failures that are none.
+what it lost that comes back, failures that are none, and the way past failures small models are stuck at.
 
 Small models delete the file a task is about, redirect into folders that do not exist, write `>` for
 `>>`, filter a file into itself, and take git's "nothing to commit" for a failure to fix. Each guard
@@ -99,6 +99,28 @@ def already_done(command: str, obs: Observation) -> str | None:
             "(`git log --stat -1` shows the last commit)."
         )
     return None
+
+
+# `bash: ./scripts/run.py: Permission denied` (exit 126): a script run directly that may not be.
+_NOT_EXECUTABLE = re.compile(r"^(?:bash: )?(?:line \d+: )?((?:\./)?[\w./-]+): Permission denied$", re.MULTILINE)
+INTERPRETER_LINES = {".py": "#!/usr/bin/env python3", ".sh": "#!/usr/bin/env bash", ".bash": "#!/usr/bin/env bash"}
+
+
+def failure_advice(obs: Observation, read: Callable[[str], str | None]) -> str | None:
+    """The exact commands for a failure small models do not know how to get past, or None."""
+    denied = _NOT_EXECUTABLE.search(obs.output) if obs.exit_code == 126 else None
+    if denied is None:
+        return None
+    path = denied.group(1).removeprefix("./")
+    text = read(path)
+    if text is None:
+        return None
+    advice = f"{path} is not executable: `chmod +x {shlex.quote(path)}` makes it so."
+    line = INTERPRETER_LINES.get("." + path.rsplit(".", 1)[-1]) if "." in path else None
+    if line and not text.startswith("#!"):
+        top = shlex.quote("1i " + line)
+        advice += f" Run directly, its first line must name its interpreter: `sed -i {top} {shlex.quote(path)}`."
+    return advice
 
 
 def _line_placement(path: str, written: str) -> str:

@@ -1,0 +1,72 @@
+"""What a command writes, deletes or runs, read from its text."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentcli.agent.checking import (
+    check_command,
+    command_lines,
+    only_changes,
+    overwrites,
+    redirected_files,
+    removed_files,
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("echo debug.log > .gitignore", [(".gitignore", "echo")]),
+        ("echo x >> a.txt", []),  # an append
+        ("ls 2>err.txt", []),  # stderr
+        ('echo "a > b" > f.txt', [("f.txt", "echo")]),  # a quoted > is text
+        ("cat > greet.py <<'EOF'\nx > y\nEOF", [("greet.py", "cat")]),  # the body is data
+        ("sort -u c.csv > c.csv && wc -l c.csv", [("c.csv", "sort")]),
+        ("> log", []),  # empties the file on purpose
+        (": > log", []),
+        ("python3 x.py >&2", []),
+        ('echo hi > "my file"', [("my file", "echo")]),
+    ],
+)
+def test_overwrites(command: str, expected: list[tuple[str, str]]):
+    assert overwrites(command) == expected
+
+
+def test_redirected_files_include_appends_and_the_line_that_opens_a_here_document():
+    command = "cat <<EOF > tests/test_x.py\nassert 1 > 0\nEOF\necho ok >> logs/run.txt\npython3 -m pytest"
+    assert redirected_files(command) == ["tests/test_x.py", "logs/run.txt"]
+
+
+def test_what_follows_a_here_document_still_counts():
+    command = "cat > app.py <<'EOF'\nprint(1)\nEOF\npython3 app.py"
+    assert not only_changes(command)
+    assert check_command("cat > app.py <<'EOF'\nprint(1)\nEOF") == "cat -n app.py"
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("rm -f old.txt build/", ["old.txt", "build/"]),
+        ("git rm debug.log && git commit -m x", ["debug.log"]),
+        ("git rm --cached debug.log", []),  # stops tracking, keeps the file
+        ("ls && rm -rf dist", ["dist"]),
+    ],
+)
+def test_removed_files(command: str, expected: list[str]):
+    assert removed_files(command) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("git rm --cached debug.log\necho debug.log >> .gitignore\ngit add .\ngit commit -m m", 4),
+        ("cd src && ls", 1),
+        ("# look\nls\n\n", 1),
+        ("for f in *; do\n  echo $f\ndone", 1),
+        ("cat > a.py <<EOF\nx\ny\nEOF", 1),
+        ("ls \\\n  -la", 1),
+    ],
+)
+def test_command_lines(command: str, expected: int):
+    assert command_lines(command) == expected

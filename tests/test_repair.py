@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.agent.loop import Agent
-from agentcli.agent.repair import one_line_python
+from agentcli.agent.repair import one_line_python, repair
 from agentcli.events import EventBus
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
@@ -49,3 +49,16 @@ def test_brackets_strings_and_lambdas_keep_their_colons():
     command = """python3 -c "d = {'a': 2}; for k in sorted(d, key=lambda k: d[k]): print(f'{k}: {d[k]}')" """
     script, _ = one_line_python(command) or ("", "")
     assert "for k in sorted(d, key=lambda k: d[k]):\n    print(f'{k}: {d[k]}')\n" in script
+
+
+@pytest.mark.parametrize(
+    ("command", "runs"),
+    [
+        ("cd /path/to/your/project/directory && sed -i 's/a/b/' f.py", "sed -i 's/a/b/' f.py"),
+        ("cd your_project; ls", "ls"),
+        ("cd /path/to/repo", "pwd"),
+        ("cd src && ls", "cd src && ls"),  # a real folder name is left alone
+    ],
+)
+def test_a_placeholder_cd_is_dropped(command: str, runs: str):
+    assert repair(command)[0] == runs

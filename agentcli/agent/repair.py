@@ -16,10 +16,23 @@ EDITORS = {"vim", "vi", "nvim", "nano", "emacs", "pico", "micro", "joe", "gedit"
 PAGERS = {"less", "more", "most"}
 
 
+# `cd /path/to/your/project && ...`: a placeholder copied from examples, where the repository is meant.
+_PLACEHOLDER_CD = re.compile(
+    r"""^\s*cd\s+['"]?((?:/path/to|~?/?(?:path/to/)?your[_-])[^\s'";&]*)['"]?\s*(?:&&|;|\n|$)\s*"""
+)
+
+
 def repair(command: str) -> tuple[str, str | None]:
     """The command to run and, when it was changed, a note for the model."""
     if script := one_line_python(command):
         return script
+    if placeholder := _PLACEHOLDER_CD.match(command):
+        rest = command[placeholder.end() :]
+        note = (
+            f"`cd {placeholder.group(1)}` is a placeholder, not a folder here (your shell starts in the "
+            "repository), so the rest of your command ran in the current folder."
+        )
+        return (rest, note) if rest.strip() else ("pwd", note)
     try:
         words = shlex.split(command)
     except ValueError:

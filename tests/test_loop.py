@@ -657,3 +657,22 @@ def test_a_script_that_may_not_run_gets_the_commands_that_let_it(host):
     observation = model.calls[1][-1]["content"]
     assert "count.py is not executable: `chmod +x count.py` makes it so." in observation
     assert "its first line must name its interpreter: `sed -i '1i #!/usr/bin/env python3' count.py`" in observation
+
+
+def test_a_python_file_rewritten_one_echo_at_a_time_is_spliced_as_a_block(host):
+    greet = Path(host.workdir) / "greet.py"
+    original = (
+        '"""Greet."""\n\nimport sys\n\n\ndef greeting(name):\n    return f"Hello, {name}!"\n\n\n'
+        'def main():\n    print(greeting(sys.argv[1]))\n\n\nif __name__ == "__main__":\n    main()\n'
+    )
+    greet.write_text(original)
+    lines = [
+        "def greeting(name):",
+        '    return f\\"Hello, {name.upper()}!\\"',
+        'if __name__ == \\"__main__\\":\\n    main()',
+    ]
+    block = f'echo "{lines[0]}" > greet.py\n' + "".join(f'echo "{line}" >> greet.py\n' for line in lines[1:])
+    model = ScriptedModel([f"```bash\n{block}```", "DONE: shouting"])
+    Agent(model, host, EventBus()).run("greet in upper case")
+    assert greet.read_text() == original.replace("{name}!", "{name.upper()}!")
+    assert "Your echo lines were taken as a block for greet.py" in model.calls[1][-1]["content"]

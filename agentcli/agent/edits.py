@@ -176,9 +176,10 @@ def _covers(old_tree: ast.Module, new_nodes: list[ast.stmt]) -> bool:
 def merge_python(original: str, snippet: str) -> str | None:
     """Splice the definitions of a partial Python block into the file; None when the block is a whole file.
 
-    A block is partial when it holds only definitions and imports and leaves out some of the file's
-    top-level definitions. Functions and classes replace those of the same name (a class's methods
-    merge one by one); new ones go at the end; missing imports go after the existing ones.
+    A block is partial when it holds only definitions and imports (and the file's `if __name__ ==
+    "__main__":`, which then replaces the file's) and leaves out some of the file's top-level
+    definitions. Functions and classes replace those of the same name (a class's methods merge one
+    by one); new ones go at the end; missing imports go after the existing ones.
     """
     snippet = textwrap.dedent(snippet)
     try:
@@ -191,7 +192,9 @@ def merge_python(original: str, snippet: str) -> str | None:
         # Often the file is broken by the model's own earlier edit: splice by lines instead.
         return _merge_by_lines(original, new_tree, snippet)
     new_nodes = new_tree.body
-    if not new_nodes or not all(isinstance(n, (*_DEFINITIONS, ast.Import, ast.ImportFrom)) for n in new_nodes):
+    old_guard = next((n for n in old_tree.body if _is_main_guard(n)), None)
+    allowed = (*_DEFINITIONS, ast.Import, ast.ImportFrom)
+    if not new_nodes or not all(isinstance(n, allowed) or (old_guard and _is_main_guard(n)) for n in new_nodes):
         return None
     if not any(isinstance(n, _DEFINITIONS) for n in new_nodes) or _covers(old_tree, new_nodes):
         return None
@@ -202,6 +205,11 @@ def merge_python(original: str, snippet: str) -> str | None:
     edits: list[tuple[int, int, list[str]]] = []  # (start, end) line ranges of `lines`, replaced
     appended: list[str] = []
     for node in new_nodes:
+        if isinstance(node, ast.If) and old_guard is not None:  # the file's `if __name__ == "__main__":`
+            edits.append(
+                (old_guard.lineno - 1, old_guard.end_lineno or old_guard.lineno, _segment(snippet_lines, node))
+            )
+            continue
         if isinstance(node, ast.Import | ast.ImportFrom):
             text = _segment(snippet_lines, node)
             if "".join(text).strip() not in original:
@@ -269,6 +277,16 @@ def _find(body: list[ast.stmt], name: str) -> Definition | None:
 def _class_with_method(tree: ast.Module, name: str) -> ast.ClassDef | None:
     owners = [n for n in tree.body if isinstance(n, ast.ClassDef) and _find(n.body, name) is not None]
     return owners[0] if len(owners) == 1 else None
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__":`, which a block holding the functions it changed often repeats."""
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Compare)
+        and isinstance(node.test.left, ast.Name)
+        and node.test.left.id == "__name__"
+    )
 
 
 def _start(node: ast.stmt) -> int:

@@ -24,7 +24,14 @@ from agentcli.agent.edits import (
 )
 from agentcli.agent.guards import CommandGuards, already_done, failure_advice
 from agentcli.agent.observation import describe_result, format_observation
-from agentcli.agent.parsing import ParsedReply, action_complete, echoed_python, parse_reply, without_plan
+from agentcli.agent.parsing import (
+    ParsedReply,
+    action_complete,
+    echoed_file,
+    echoed_python,
+    parse_reply,
+    without_plan,
+)
 from agentcli.agent.prompts import render
 from agentcli.agent.repair import repair
 from agentcli.agent.stuck import StuckDetector
@@ -268,6 +275,13 @@ class Agent:
             self._place_code(parsed)
         elif parsed.command is not None and (code := echoed_python(parsed.command)) is not None:
             self._place_echoed_code(parsed, code)
+        elif parsed.command is not None and (written := echoed_file(parsed.command)) is not None:
+            # The file rewritten one `echo` at a time, from memory: as a block it is spliced instead.
+            parsed.command, parsed.file_write = None, written
+            parsed.notes.append(
+                f"Your echo lines were taken as a block for {written[0]}. Next time write the path on a line, "
+                "then a fenced block with the code."
+            )
         if parsed.finished:
             self._finish(parsed, step)
         elif parsed.command is not None or parsed.file_write is not None:

@@ -503,30 +503,64 @@ def _summary_from(prose: str, start: int) -> str:
     return _first_sentence(after[1]) if len(after) > 1 else ""
 
 
-# `echo "text"` or `echo 'text'`, the whole line one quoted word: nothing redirected or chained.
-_QUOTED_ECHO = re.compile(r"""^\s*echo\s+(?:"[^"`$\\]*"|'[^']*')\s*$""")
+def _echo_lines(command: str) -> list[tuple[str, str, str]] | None:
+    """(text, redirect, file) for each line of a block made only of `echo "text"` lines, each perhaps
+    with `> file` or `>> file` ("" for neither); None for anything else."""
+    found = []
+    for line in (line for line in command.splitlines() if line.strip()):
+        if not re.match(r"""^\s*echo\s+["']""", line) or "$" in line or "`" in line:
+            return None
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            words = list(lexer)
+        except ValueError:
+            return None
+        if len(words) == 2:
+            found.append((words[1], "", ""))
+        elif len(words) == 4 and words[2] in (">", ">>"):
+            found.append((words[1], words[2], words[3]))
+        else:
+            return None
+    return found
+
+
+def _as_python(lines: list[str]) -> str | None:
+    """The lines as Python that parses (dedented); a literal `\\n` in them is a line break when only
+    that way they parse (`echo` writes it as backslash and n). None when they do not parse."""
+    for text in ("\n".join(lines) + "\n", "\n".join(lines).replace("\\n", "\n") + "\n"):
+        try:
+            ast.parse(textwrap.dedent(text))
+        except SyntaxError:
+            continue
+        return textwrap.dedent(text)
+    return None
 
 
 def echoed_python(command: str) -> str | None:
     """The Python definitions a block of nothing but `echo "..."` lines prints, one line each; None
     for anything else. A small model "writes" code that way, to the terminal instead of a file."""
-    lines = [line for line in command.splitlines() if line.strip()]
-    if len(lines) < 2:
+    lines = _echo_lines(command)
+    if lines is None or len(lines) < 2 or any(redirect for _, redirect, _ in lines):
         return None
-    code = []
-    for line in lines:
-        try:
-            words = shlex.split(line)
-        except ValueError:
-            return None
-        if len(words) != 2 or not _QUOTED_ECHO.match(line):
-            return None
-        code.append(words[1])
-    text = "\n".join(code) + "\n"
-    try:
-        tree = ast.parse(textwrap.dedent(text))
-    except SyntaxError:
+    code = _as_python([text for text, _, _ in lines])
+    if code is None:
         return None
+    tree = ast.parse(code)
     if not any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body):
         return None
-    return textwrap.dedent(text)
+    return code
+
+
+def echoed_file(command: str) -> tuple[str, str] | None:
+    """(file, content) for `echo "line" > f.py` followed by `echo "line" >> f.py` lines: a Python file
+    written from memory one line at a time, which is meant as its new content (and so, as a block,
+    can be spliced into the file instead of replacing what the model did not rewrite)."""
+    lines = _echo_lines(command)
+    if lines is None or len(lines) < 2:
+        return None
+    path = lines[0][2]
+    if not path.endswith(".py") or lines[0][1] != ">" or any((r, f) != (">>", path) for _, r, f in lines[1:]):
+        return None
+    code = _as_python([text for text, _, _ in lines])
+    return (path, code) if code is not None else None

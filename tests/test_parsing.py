@@ -197,3 +197,10 @@ def test_a_copy_of_agentclis_own_notes_is_no_claim_of_being_done():
     assert not parsed.finished and parsed.error is not None
     parsed = parse_reply("[note] The folder tests did not exist.\n```bash\nls tests\n```")
     assert parsed.command == "ls tests"
+
+
+def test_an_unclosed_block_ends_at_the_done_line_after_it():
+    reply = "PLAN: 1. Dedupe.\n```python\nimport csv\nprint('deduped')\n\nDONE: Plan completed."
+    parsed = parse_reply(reply)
+    assert parsed.code == ("python", "import csv\nprint('deduped')\n\n")
+    assert parsed.finish_after_command and parsed.summary == "Plan completed."

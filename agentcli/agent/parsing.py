@@ -148,6 +148,9 @@ def _without_prose(block: Block) -> tuple[Block, bool]:
     return Block(block.language, "".join(kept), block.closed, block.start, block.end), True
 
 
+_DONE_IN_BLOCK = re.compile(r"^DONE\b:", re.MULTILINE)
+
+
 def find_blocks(text: str) -> list[Block]:
     """Fenced code blocks in order; an unclosed final fence runs to the end of the text.
 
@@ -168,7 +171,10 @@ def find_blocks(text: str) -> list[Block]:
         )
         end = closing.search(text, start) if start <= len(text) else None
         if end is None:
-            blocks.append(Block(language, textwrap.dedent(text[start:]), False, line_start, len(text)))
+            # An unclosed block ends where the model declares itself done: `DONE:` is no code.
+            done = _DONE_IN_BLOCK.search(text, start)
+            stop = done.start() if done else len(text)
+            blocks.append(Block(language, textwrap.dedent(text[start:stop]), False, line_start, stop))
             return blocks
         blocks.append(Block(language, textwrap.dedent(text[start : end.start()]), True, line_start, end.end()))
         pos = end.end()
@@ -204,7 +210,9 @@ def _strip_prompts(body: str) -> str:
 
 
 def _outside_blocks(text: str) -> str:
-    return _FENCE.sub("\n", re.sub(r"(`{3,}|~{3,}).*?(\1|$)", "\n", text, flags=re.DOTALL))
+    # An unclosed block ends at a `DONE:` line (see find_blocks), which is prose again.
+    blocks = re.sub(r"(`{3,}|~{3,}).*?(\1|(?=^DONE\b:)|\Z)", "\n", text, flags=re.DOTALL | re.MULTILINE)
+    return _FENCE.sub("\n", blocks)
 
 
 def extract_plan(text: str) -> list[str] | None:

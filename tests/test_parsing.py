@@ -2,7 +2,14 @@
 
 import pytest
 
-from agentcli.agent.parsing import extract_plan, find_blocks, first_commented_step, parse_reply, without_plan
+from agentcli.agent.parsing import (
+    echoed_file,
+    extract_plan,
+    find_blocks,
+    first_commented_step,
+    parse_reply,
+    without_plan,
+)
 
 
 def test_plan_then_command():
@@ -204,3 +211,10 @@ def test_an_unclosed_block_ends_at_the_done_line_after_it():
     parsed = parse_reply(reply)
     assert parsed.code == ("python", "import csv\nprint('deduped')\n\n")
     assert parsed.finish_after_command and parsed.summary == "Plan completed."
+
+
+def test_definitions_echoed_onto_a_python_file_are_meant_as_a_block():
+    appended = '# the fix\necho "def add(a, b):" >> calc.py\necho "    return a + b" >> calc.py'
+    assert echoed_file(appended) == ("calc.py", "def add(a, b):\n    return a + b\n")
+    assert echoed_file('echo "x = 1" >> calc.py\necho "y = 2" >> calc.py') is None  # a plain append
+    assert echoed_file('echo "a" >> notes.txt\necho "b" >> notes.txt') is None  # not Python

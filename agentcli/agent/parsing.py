@@ -511,11 +511,14 @@ def _summary_from(prose: str, start: int) -> str:
     return _first_sentence(after[1]) if len(after) > 1 else ""
 
 
+_DEFINITION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def _echo_lines(command: str) -> list[tuple[str, str, str]] | None:
     """(text, redirect, file) for each line of a block made only of `echo "text"` lines, each perhaps
     with `> file` or `>> file` ("" for neither); None for anything else."""
     found = []
-    for line in (line for line in command.splitlines() if line.strip()):
+    for line in (line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")):
         if not re.match(r"""^\s*echo\s+["']""", line) or "$" in line or "`" in line:
             return None
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
@@ -554,8 +557,7 @@ def echoed_python(command: str) -> str | None:
     code = _as_python([text for text, _, _ in lines])
     if code is None:
         return None
-    tree = ast.parse(code)
-    if not any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body):
+    if not any(isinstance(n, _DEFINITION_NODES) for n in ast.parse(code).body):
         return None
     return code
 
@@ -563,12 +565,15 @@ def echoed_python(command: str) -> str | None:
 def echoed_file(command: str) -> tuple[str, str] | None:
     """(file, content) for `echo "line" > f.py` followed by `echo "line" >> f.py` lines: a Python file
     written from memory one line at a time, which is meant as its new content (and so, as a block,
-    can be spliced into the file instead of replacing what the model did not rewrite)."""
+    can be spliced into the file instead of replacing what the model did not rewrite). Appended
+    definitions (`>>` only) are meant as the new version of their namesakes too."""
     lines = _echo_lines(command)
     if lines is None or len(lines) < 2:
         return None
-    path = lines[0][2]
-    if not path.endswith(".py") or lines[0][1] != ">" or any((r, f) != (">>", path) for _, r, f in lines[1:]):
+    path, first = lines[0][2], lines[0][1]
+    if not path.endswith(".py") or not first or any((r, f) != (">>", path) for _, r, f in lines[1:]):
         return None
     code = _as_python([text for text, _, _ in lines])
-    return (path, code) if code is not None else None
+    if code is None or (first == ">>" and not any(isinstance(n, _DEFINITION_NODES) for n in ast.parse(code).body)):
+        return None  # appending plain statements (`x = 1`) is an append
+    return path, code

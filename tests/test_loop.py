@@ -676,3 +676,28 @@ def test_a_python_file_rewritten_one_echo_at_a_time_is_spliced_as_a_block(host):
     Agent(model, host, EventBus()).run("greet in upper case")
     assert greet.read_text() == original.replace("{name}!", "{name.upper()}!")
     assert "Your echo lines were taken as a block for greet.py" in model.calls[1][-1]["content"]
+
+
+def test_a_fixed_function_shown_before_the_tests_command_is_placed_and_then_the_tests_run(host):
+    (Path(host.workdir) / "calc.py").write_text(
+        "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+    )
+    reply = (
+        "Here is the fixed function:\n```python\ndef add(a, b):\n    return a + b\n```\n"
+        "Now run it:\n```bash\npython3 -c 'import calc; print(calc.add(2, 3))'\n```"
+    )
+    model = ScriptedModel([reply, "DONE: fixed"])
+    Agent(model, host, EventBus()).run("fix add")
+    assert (Path(host.workdir) / "calc.py").read_text().startswith("def add(a, b):\n    return a + b\n")
+    observation = model.calls[1][-1]["content"]
+    assert (
+        "[exit 0" in observation and "\n5\n" in observation and "calc.py defines add, so it went there" in observation
+    )
+
+
+def test_code_no_file_defines_beside_a_command_is_not_run(host):
+    reply = "For example:\n```python\nprint('side effect')\n```\n```bash\necho ran\n```"
+    model = ScriptedModel([reply, "DONE: ran"])
+    Agent(model, host, EventBus()).run("say it")
+    observation = model.calls[1][-1]["content"]
+    assert "ran" in observation and "side effect" not in observation

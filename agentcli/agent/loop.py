@@ -456,7 +456,8 @@ class Agent:
                     step,
                 )
                 return
-            command = write_command(path, content)
+            # A command sent beside the edit (the tests, usually) runs right after it.
+            command = write_command(path, content) + (f"\n{command}" if command.strip() else "")
             notes = [f"{how}.", describe_change(path, before, content), *notes]
         refusal = self.guards.refusal(command, self._task)
         if refusal is not None:
@@ -665,6 +666,8 @@ class Agent:
                     f"Your block named no file; {files[0]} defines {', '.join(names)}, so it went there."
                 )
                 return
+        if parsed.command is not None:
+            return  # beside a command, code no file defines is an illustration, not a script to run
         parsed.command = python_script_command(block)
         parsed.error = None
         parsed.notes.append(

@@ -480,6 +480,11 @@ def parse_reply(text: str) -> ParsedReply:
         fence = "```"
         reply.history_text = f"{clean[: first.start]}{fence}bash\n{step}\n{fence}".strip()
     reply.command = command
+    # "Here is the fixed function:" and a ```python block, then the tests in a ```bash block: the
+    # code is an edit to place before the command (see Agent._place_code), if a file defines it.
+    earlier = [b for b in blocks if b.start < first.start and b.language in ("python", "py", "python3")]
+    if earlier and earlier[0].body.strip():
+        reply.code = "python", earlier[0].body
     if not first.closed:
         reply.notes.append("Your command block was not closed with ```; it was run as written.")
     if len(shell_blocks) > 1:

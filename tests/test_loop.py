@@ -701,3 +701,12 @@ def test_code_no_file_defines_beside_a_command_is_not_run(host):
     Agent(model, host, EventBus()).run("say it")
     observation = model.calls[1][-1]["content"]
     assert "ran" in observation and "side effect" not in observation
+
+
+def test_a_python_script_that_ran_completes_the_plan(host):
+    (Path(host.workdir) / "rows.csv").write_text("a\na\nb\n")
+    plan = "PLAN:\n1. Read rows.csv.\n2. Drop repeated rows.\n3. Write rows.csv back.\n"
+    script = "```python\nrows = open('rows.csv').read().splitlines()\nopen('rows.csv', 'w').write('a\\nb\\n')\n```"
+    model = ScriptedModel([plan + script, "DONE: deduplicated"])
+    outcome = Agent(model, host, EventBus()).run("dedupe rows.csv")
+    assert outcome.status == "finished" and "of your plan" not in model.calls[1][-1]["content"]

@@ -516,7 +516,9 @@ class Agent:
         if ok:
             # A block of several lines is several steps of the plan done at once; counted as one, the
             # next-step hint sends the model to redo them.
-            self._commands_since_plan += command_lines(command)
+            # A Python script is the plan written as code: a small model puts every step in it.
+            script = parsed.code is not None and parsed.file_write is None
+            self._commands_since_plan += len(self.outcome.plan) if script else command_lines(command)
         elif self._observing_step_due():
             self._commands_since_plan += 1
         self._unchecked = only_changes(command)

@@ -81,22 +81,25 @@ def check_command(command: str) -> str | None:
     return f"{look} {shlex.quote(files[-1])}"
 
 
-# A quoted string (skipped: `echo "a > b"` writes no file), or a `>` that writes a file over (not `>>`,
+# A quoted string (skipped: `echo "a > b"` writes no file), or a `>` or `>>` that writes a file (not
 # `2>`, `&>` or `>&2`) and its target.
-_OVERWRITE = re.compile(r"""'[^']*'|"[^"]*"|(?<![0-9&>])>\|?[ \t]*(?![>&])('[^']*'|"[^"]*"|[^\s&|;<>'"]+)""")
-_ANY_REDIRECT = re.compile(r"""'[^']*'|"[^"]*"|(?<![0-9&>])>>?\|?[ \t]*(?![>&])('[^']*'|"[^"]*"|[^\s&|;<>'"]+)""")
+_FILE_REDIRECT = re.compile(r"""'[^']*'|"[^"]*"|(?<![0-9&>])(>>?)\|?[ \t]*(?![>&])('[^']*'|"[^"]*"|[^\s&|;<>'"]+)""")
 # Commands that leave a redirect's file empty on purpose: `> log`, `: > log`, `true > log`.
 _EMPTYING = frozenset({"", ":", "true"})
 
 
+def _file_redirects(part: str) -> list[tuple[str, str]]:
+    """(`>` or `>>`, file) for each redirect of a simple command to a file other than /dev/null."""
+    found = []
+    for match in _FILE_REDIRECT.finditer(part):
+        if match.group(1) and (path := match.group(2).strip("'\"")) != "/dev/null":
+            found.append((match.group(1), path))
+    return found
+
+
 def redirected_files(command: str) -> list[str]:
     """Every file `command` writes with `>` or `>>`."""
-    found = []
-    for part in _parts(command):
-        for match in _ANY_REDIRECT.finditer(part):
-            if match.group(1) and (path := match.group(1).strip("'\"")) != "/dev/null":
-                found.append(path)
-    return found
+    return [path for part in _parts(command) for _, path in _file_redirects(part)]
 
 
 def overwrites(command: str) -> list[tuple[str, str]]:
@@ -106,11 +109,8 @@ def overwrites(command: str) -> list[tuple[str, str]]:
     for part in _parts(command):
         words = _words(part)
         program = words[0].rsplit("/", 1)[-1] if words and not words[0].startswith(">") else ""
-        if program in _EMPTYING:
-            continue
-        for match in _OVERWRITE.finditer(part):
-            if match.group(1) and (path := match.group(1).strip("'\"")) != "/dev/null":
-                found.append((path, program))
+        if program not in _EMPTYING:
+            found += [(path, program) for operator, path in _file_redirects(part) if operator == ">"]
     return found
 
 

@@ -205,7 +205,7 @@ def merge_python(original: str, snippet: str) -> str | None:
     edits: list[tuple[int, int, list[str]]] = []  # (start, end) line ranges of `lines`, replaced
     appended: list[str] = []
     for node in new_nodes:
-        if isinstance(node, ast.If) and old_guard is not None:  # the file's `if __name__ == "__main__":`
+        if old_guard is not None and _is_main_guard(node):
             edits.append(
                 (old_guard.lineno - 1, old_guard.end_lineno or old_guard.lineno, _segment(snippet_lines, node))
             )

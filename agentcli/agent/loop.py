@@ -514,9 +514,8 @@ class Agent:
         if settled is not None:
             notes = [*notes, settled]
         if ok:
-            # A block of several lines is several steps of the plan done at once; counted as one, the
-            # next-step hint sends the model to redo them.
-            # A Python script is the plan written as code: a small model puts every step in it.
+            # A block of several lines is several steps of the plan done at once (counted as one, the
+            # next-step hint sends the model to redo them); a Python script is the whole plan as code.
             script = parsed.code is not None and parsed.file_write is None
             self._commands_since_plan += len(self.outcome.plan) if script else command_lines(command)
         elif self._observing_step_due():
@@ -658,16 +657,12 @@ class Agent:
         language, block = parsed.code or ("", "")
         if language not in PYTHON_LANGUAGES:
             return
-        names = defined_names(block)
-        if names:
-            files = self._listed_files(definition_search(names))
-            if len(files) == 1:
-                parsed.file_write = files[0], block
-                parsed.error = None
-                parsed.notes.append(
-                    f"Your block named no file; {files[0]} defines {', '.join(names)}, so it went there."
-                )
-                return
+        if (home := self._defining_file(block)) is not None:
+            path, names = home
+            parsed.file_write = path, block
+            parsed.error = None
+            parsed.notes.append(f"Your block named no file; {path} defines {names}, so it went there.")
+            return
         if parsed.command is not None:
             return  # beside a command, code no file defines is an illustration, not a script to run
         parsed.command = python_script_command(block)
@@ -679,15 +674,21 @@ class Agent:
 
     def _place_echoed_code(self, parsed: ParsedReply, code: str) -> None:
         """`echo` lines that print definitions one file of the repository has: that file's edit."""
+        if (home := self._defining_file(code)) is None:
+            return
+        path, names = home
+        parsed.command, parsed.file_write = None, (path, code)
+        parsed.notes.append(
+            f"Your echo lines only printed code, which writes no file. {path} defines {names}, so "
+            f"the code went there. Next time write the path {path} on a line, then a fenced block with the code."
+        )
+
+    def _defining_file(self, code: str) -> tuple[str, str] | None:
+        """The one file of the repository that defines the functions and classes of `code`, and their
+        names as a phrase; None when no file, or more than one, does."""
         names = defined_names(code)
         files = self._listed_files(definition_search(names)) if names else []
-        if len(files) != 1:
-            return
-        parsed.command, parsed.file_write = None, (files[0], code)
-        parsed.notes.append(
-            f"Your echo lines only printed code, which writes no file. {files[0]} defines {', '.join(names)}, so "
-            f"the code went there. Next time write the path {files[0]} on a line, then a fenced block with the code."
-        )
+        return (files[0], ", ".join(names)) if len(files) == 1 else None
 
     def _format_error(self, message: str, step: int, *, command_ran: bool = False) -> None:
         self._format_errors += 1

@@ -13,6 +13,8 @@ import shlex
 import textwrap
 from dataclasses import dataclass, field
 
+from agentcli.agent.edits import defined_names
+
 SHELL_LANGUAGES = {
     "",
     "bash",
@@ -211,7 +213,8 @@ def _strip_prompts(body: str) -> str:
 
 def _outside_blocks(text: str) -> str:
     # An unclosed block ends at a `DONE:` line (see find_blocks), which is prose again.
-    blocks = re.sub(r"(`{3,}|~{3,}).*?(\1|(?=^DONE\b:)|\Z)", "\n", text, flags=re.DOTALL | re.MULTILINE)
+    pattern = rf"(`{{3,}}|~{{3,}}).*?(\1|(?={_DONE_IN_BLOCK.pattern})|\Z)"
+    blocks = re.sub(pattern, "\n", text, flags=re.DOTALL | re.MULTILINE)
     return _FENCE.sub("\n", blocks)
 
 
@@ -516,9 +519,6 @@ def _summary_from(prose: str, start: int) -> str:
     return _first_sentence(after[1]) if len(after) > 1 else ""
 
 
-_DEFINITION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
 def _echo_lines(command: str) -> list[tuple[str, str, str]] | None:
     """(text, redirect, file) for each line of a block made only of `echo "text"` lines, each perhaps
     with `> file` or `>> file` ("" for neither); None for anything else."""
@@ -560,11 +560,7 @@ def echoed_python(command: str) -> str | None:
     if lines is None or len(lines) < 2 or any(redirect for _, redirect, _ in lines):
         return None
     code = _as_python([text for text, _, _ in lines])
-    if code is None:
-        return None
-    if not any(isinstance(n, _DEFINITION_NODES) for n in ast.parse(code).body):
-        return None
-    return code
+    return code if code is not None and defined_names(code) else None
 
 
 def echoed_file(command: str) -> tuple[str, str] | None:
@@ -579,6 +575,6 @@ def echoed_file(command: str) -> tuple[str, str] | None:
     if not path.endswith(".py") or not first or any((r, f) != (">>", path) for _, r, f in lines[1:]):
         return None
     code = _as_python([text for text, _, _ in lines])
-    if code is None or (first == ">>" and not any(isinstance(n, _DEFINITION_NODES) for n in ast.parse(code).body)):
+    if code is None or (first == ">>" and not defined_names(code)):
         return None  # appending plain statements (`x = 1`) is an append
     return path, code

@@ -202,7 +202,8 @@ def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_re
     # A second attempt is made, runs out of replies, and the first attempt's ending stands.
     notices = [e["message"] for e in events if e["type"] == "notice"]
     assert any("attempt 1 finished without changing anything" in n for n in notices)
-    assert any("no later attempt finished" in n for n in notices) and events[-1]["summary"] == "really"
+    assert any("no later attempt did better: the repository is as attempt 1 left it" in n for n in notices)
+    assert events[-1]["summary"] == "really"
 
 
 def test_done_while_the_command_the_task_names_still_fails_is_questioned(failing_repo: Path, write_replies):
@@ -300,6 +301,27 @@ def test_an_attempt_that_gives_up_is_taken_back_and_tried_afresh(failing_repo: P
     assert (failing_repo / "notes.txt").read_text() == "my uncommitted notes\n"  # the user's were not
     undo = agentcli("undo", cwd=failing_repo)
     assert undo.returncode == 0 and (failing_repo / "calc.py").read_text().endswith("return a - b\n")
+
+
+def test_a_right_change_left_by_an_attempt_that_gave_up_comes_back_when_no_later_attempt_does_better(
+    failing_repo: Path, write_replies
+):
+    replies = [
+        "```bash\nsed -i 's/a - b/a + b/' calc.py\n```",  # the fix, then the model loses its way
+        *[f"I am not sure what to do ({i})." for i in range(5)],
+        "```bash\necho '# looked' >> calc.py && tail -1 calc.py\n```",  # attempt 2 finishes, tests failing
+        "DONE: looked",
+        "DONE: looked again",
+    ]  # attempt 3 gets no reply at all
+    result, events = solve_json(failing_repo, "fix add", write_replies(replies))
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("attempt 1 ended early" in n for n in notices)
+    assert any("attempt 2 finished while the repository's tests fail" in n for n in notices), notices
+    assert any("no later attempt did better: the repository is as attempt 1 left it" in n for n in notices)
+    assert (failing_repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    final = events[-1]
+    assert result.returncode != 0 and final["status"] == "failed" and "no usable command" in final["reason"]
+    assert final["files_changed"] == ["calc.py"] and final["steps"] == 9
 
 
 @pytest.mark.parametrize("backend", SANDBOXES)

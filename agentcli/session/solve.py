@@ -52,6 +52,16 @@ GAVE_UP = ("stuck:", "replies in a row had no usable command")
 RETRY_DOUBTS = {"syntax": " (", "empty": ":", "tests": ":", "looks": ":\n"}
 
 
+@dataclass
+class _KeptAttempt:
+    """An attempt taken back, with the state it left, in case no later attempt does better."""
+
+    number: int
+    worth: tuple[bool, bool, bool]
+    outcome: Outcome
+    state: cp.Checkpoint
+
+
 class Terminated(BaseException):
     """SIGTERM arrived: unwind like Ctrl-C so every resource is released."""
 
@@ -239,15 +249,16 @@ class Session:
 
         With greedy decoding a small model that got lost stays lost: it gives up or loops within a
         minute while most of the time is left. A fresh attempt, sampled at a temperature, from the
-        repository as it was, often goes another way. An attempt that finished, though doubtfully,
-        is kept aside: if no later attempt finishes, its state comes back and its ending stands.
-        Steps, tokens and time are counted over all attempts.
+        repository as it was, often goes another way. Each attempt taken back is kept aside; when no
+        attempt finishes cleanly, the best state any attempt left comes back with its ending (an
+        attempt that got stuck after the right change is worth more than one that finished while the
+        tests fail). Steps, tokens and time are counted over all attempts.
         """
         looks = self.first_looks(task)
         context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
         outcome = Outcome(status="failed", reason="not started")
-        fallback: tuple[Outcome, cp.Checkpoint] | None = None
+        kept: _KeptAttempt | None = None
         for attempt in range(1, MAX_ATTEMPTS + 1):
             agent = self.agent()
             agent.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], doubts={})
@@ -261,28 +272,52 @@ class Session:
             agent.finish_checks.append(("looks", lambda: self._failing_look(task, looks)))
             outcome = agent.run(task, context_text=context_text, first_looks=looks)
             why = self._retry_reason(outcome)
-            if why is None and (outcome.status == "finished" or fallback is None):
+            if why is None and (outcome.status == "finished" or kept is None):
                 return outcome
-            if why is None:
-                break  # a failure, with a finished attempt kept aside
+            worth = self._worth(outcome, task, looks)
             time_left = deadline is None or deadline - time.monotonic() >= MIN_RETRY_SECONDS
-            if attempt == MAX_ATTEMPTS or not time_left or self.settings.max_steps - outcome.steps < MIN_RETRY_STEPS:
-                break
+            last = (
+                why is None
+                or attempt == MAX_ATTEMPTS
+                or not time_left
+                or self.settings.max_steps - outcome.steps < MIN_RETRY_STEPS
+            )
+            if last:
+                if kept is None or worth > kept.worth:
+                    return outcome
+                cp.restore(self.root, kept.state)
+                self.notify(f"no later attempt did better: the repository is as attempt {kept.number} left it")
+                return dataclasses.replace(
+                    kept.outcome,
+                    steps=outcome.steps,
+                    tokens_in=outcome.tokens_in,
+                    tokens_out=outcome.tokens_out,
+                    cost=outcome.cost,
+                )
             assert mark.checkpoint is not None and self.sandbox is not None
-            if outcome.status == "finished" and fallback is None:
+            if kept is None or worth > kept.worth:
                 name = f"{mark.checkpoint.name}-attempt-{attempt}"
-                fallback = outcome, cp.create_checkpoint(self.root, name, mark.checkpoint.exclude, keep_ref=False)
+                state = cp.create_checkpoint(self.root, name, mark.checkpoint.exclude, keep_ref=False)
+                kept = _KeptAttempt(attempt, worth, outcome, state)
             cp.restore(self.root, mark.checkpoint)
             self.sandbox.run(f"cd {shlex.quote(self.sandbox.workdir)}")
             self.notify(f"attempt {attempt} {why}: the repository was put back and the task is tried afresh")
-        if outcome.status != "finished" and fallback is not None:
-            kept, state = fallback
-            cp.restore(self.root, state)
-            self.notify("no later attempt finished: the repository is as the first finished attempt left it")
-            return dataclasses.replace(
-                kept, steps=outcome.steps, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out, cost=outcome.cost
-            )
         return outcome
+
+    def _worth(self, outcome: Outcome, task: str, looks: list[str]) -> tuple[bool, bool, bool]:
+        """How good the state an attempt left is, to compare attempts: whether it changed anything, then
+        whether the checks DONE is asked pass on it, then whether the attempt finished."""
+        if self._checkpoint is None or cp.untouched_since(self.root, self._checkpoint):
+            return False, False, outcome.status == "finished"
+        if outcome.status == "finished":  # the checks ran when DONE was accepted
+            return True, not any(name in outcome.doubts for name in RETRY_DOUBTS), True
+        checks = (
+            self._broken_python,
+            self._empty_new_file,
+            self._failing_tests,
+            lambda: self._failing_look(task, looks),
+        )
+        return True, all(check() is None for check in checks), False
 
     def _retry_reason(self, outcome: Outcome) -> str | None:
         """Why the attempt is worth redoing from the start, or None when it stands. The finish checks

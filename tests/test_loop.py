@@ -230,7 +230,7 @@ class RamblingModel(ScriptedModel):
             return Reply("DONE: stopped rambling", Usage(prompt_tokens=10, completion_tokens=3))
         sent = []
         for i in range(400):
-            line = f"THOUGHT: the code might need change number {i}.\n"
+            line = f"THOUGHT: {chr(97 + i % 26) * (1 + i // 26)} might need a change.\n"  # never the same line
             sent.append(line)
             if on_token is not None and on_token(line):
                 break
@@ -243,6 +243,36 @@ def test_long_prose_without_a_command_is_cut_short(host):
     Agent(model, host, EventBus([events.append]), limits=RunLimits(max_steps=2)).run("task")
     first = next(e for e in events if isinstance(e, ModelReplied))
     assert 1500 < len(first.text) < 1700
+    assert any("No command found" in e.message for e in events if isinstance(e, FormatError))
+
+
+class LoopingModel(ScriptedModel):
+    """The 1.5B's first reply to a broken test suite: a plan step and an empty block, numbered on and on
+    up to the token limit (158 s on 2 cores), unless told to stop."""
+
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
+        self.calls.append(list(messages))
+        if len(self.calls) > 1:
+            return super().complete(messages, max_tokens=max_tokens, on_token=on_token, temperature=temperature)
+        steps = ["Identify the issue in `perimeter`.", "Correct the syntax error.", "Run the tests again."]
+        steps += ["If the tests pass, the issue is resolved. If not, repeat the process."] * 40
+        sent = []
+        for number, step in enumerate(steps, 1):
+            for line in (f"PLAN: {number}. {step}\n", "```bash\n", "```\n", "\n"):
+                sent.append(line)
+                if on_token is not None and on_token(line):
+                    return Reply("".join(sent), Usage(prompt_tokens=10, completion_tokens=len(sent)))
+        return Reply("".join(sent), Usage(prompt_tokens=10, completion_tokens=len(sent)))
+
+
+def test_a_reply_going_round_in_a_loop_is_cut_short_and_its_plan_keeps_the_distinct_steps(host):
+    model = LoopingModel(["```bash\nls\n```", "DONE: looked"])
+    events: list[Event] = []
+    Agent(model, host, EventBus([events.append])).run("fix the tests")
+    first = next(e for e in events if isinstance(e, ModelReplied))
+    assert first.text.count("PLAN:") == 2  # stopped at the second empty block
+    plans = [e.steps for e in events if isinstance(e, PlanUpdated)]
+    assert plans == [["Identify the issue in `perimeter`", "Correct the syntax error"]]
     assert any("No command found" in e.message for e in events if isinstance(e, FormatError))
 
 

@@ -8,6 +8,7 @@ from agentcli.agent.parsing import (
     find_blocks,
     first_commented_step,
     parse_reply,
+    repeating,
     without_plan,
 )
 
@@ -218,3 +219,15 @@ def test_definitions_echoed_onto_a_python_file_are_meant_as_a_block():
     assert echoed_file(appended) == ("calc.py", "def add(a, b):\n    return a + b\n")
     assert echoed_file('echo "x = 1" >> calc.py\necho "y = 2" >> calc.py') is None  # a plain append
     assert echoed_file('echo "a" >> notes.txt\necho "b" >> notes.txt') is None  # not Python
+
+
+def test_a_prose_line_said_again_and_again_ends_the_reply():
+    assert not repeating("I will run the tests now.\nI will read the code.\n")
+    looped = "".join(f"{n}. If the tests pass, the issue is resolved.\n" for n in range(5, 8))
+    assert repeating(looped) and not repeating(looped.rsplit("5.", 1)[0] + "```python\n" + looped)
+
+
+def test_a_plan_ends_at_a_repeated_step_and_holds_at_most_six():
+    repeated = "1. Run the tests\n2. Fix it\n3. Check it\n4. Fix it\n5. Done"
+    assert extract_plan(repeated) == ["Run the tests", "Fix it", "Check it"]
+    assert extract_plan("".join(f"{n}. step {n}\n" for n in range(1, 10))) == [f"step {n}" for n in range(1, 7)]

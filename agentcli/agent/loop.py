@@ -30,6 +30,7 @@ from agentcli.agent.parsing import (
     echoed_file,
     echoed_python,
     parse_reply,
+    repeating,
     without_plan,
 )
 from agentcli.agent.prompts import render
@@ -319,8 +320,9 @@ class Agent:
         raise AssertionError("unreachable")
 
     def _stream_watcher(self) -> Callable[[str], bool]:
-        """Relays streamed pieces as events, and asks the model to stop once the reply holds its action:
-        what small models write after it (invented output, further steps) is ignored and costs seconds."""
+        """Relays streamed pieces as events, and asks the model to stop once the reply holds its action
+        (what small models write after it, invented output and further steps, is ignored and costs
+        seconds) or once it goes round in a loop."""
         streamed: list[str] = []
 
         def on_token(piece: str) -> bool:
@@ -333,7 +335,7 @@ class Agent:
             text = "".join(streamed)
             # Small models can muse for hundreds of tokens without ever writing a command; past this
             # much prose, stop and ask for the command rather than wait for it.
-            return action_complete(text) or (len(text) > PROSE_LIMIT and "```" not in text)
+            return action_complete(text) or repeating(text) or (len(text) > PROSE_LIMIT and "```" not in text)
 
         return on_token
 

@@ -11,6 +11,7 @@ import ast
 import re
 import shlex
 import textwrap
+from collections import Counter
 from dataclasses import dataclass, field
 
 from agentcli.agent.edits import defined_names
@@ -55,6 +56,11 @@ _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 # the model's words (the `DONE:` in the copy is not a claim of being done).
 _OWN_NOTE = re.compile(r"^[ \t]*\[(?:next:|note\])[^\n]*$", re.MULTILINE | re.IGNORECASE)
 # A plan's item; the first may follow "PLAN:" on its line.
+# Plans longer than this are a model numbering on and on; steps past it are dropped.
+MAX_PLAN_STEPS = 6
+# A prose line at least this long, said this many times in one reply, is a reply in a loop.
+REPEATED_LINE_CHARS = 20
+REPEATS_TO_STOP = 3
 _PLAN_ITEM = re.compile(
     r"^\s*(?:\**PLAN\**\s*:\**\s*)?(?:step\s*)?(\d{1,2})[.):]\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE
 )
@@ -219,19 +225,34 @@ def _outside_blocks(text: str) -> str:
 
 
 def extract_plan(text: str) -> list[str] | None:
-    """A numbered list of at least two items outside code blocks, numbered from 1."""
+    """A numbered list of at least two items outside code blocks, numbered from 1.
+
+    A small model can number the same step over and over ("5. If the tests pass, ... 6. If the tests
+    pass, ..."): a step that repeats an earlier one ends the plan, and it has at most MAX_PLAN_STEPS.
+    """
     prose = _outside_blocks(text)
     items = _PLAN_ITEM.findall(prose)
     if len(items) < 2 or items[0][0] != "1":
         return None
     plan: list[str] = []
-    expected = 1
-    for number, step in items:
-        if int(number) != expected:
+    for expected, (number, step) in enumerate(items[:MAX_PLAN_STEPS], 1):
+        step = step.strip().rstrip(".").strip("*").strip()
+        if int(number) != expected or step.lower() in (earlier.lower() for earlier in plan):
             break
-        plan.append(step.strip().rstrip(".").strip("*").strip())
-        expected += 1
+        plan.append(step)
     return plan if len(plan) >= 2 else None
+
+
+def repeating(text: str) -> bool:
+    """Whether a reply being streamed has fallen into a loop: a prose line said REPEATS_TO_STOP times
+    (numbers aside), or empty shell blocks one after another. Nothing useful follows, and a small model
+    in such a loop runs to the reply's token limit (minutes on a CPU)."""
+    blocks = find_blocks(text)
+    if sum(1 for b in blocks if b.closed and b.language in SHELL_LANGUAGES and not b.body.strip()) >= 2:
+        return True
+    lines = [re.sub(r"\d+", "#", line.strip()) for line in _outside_blocks(text).splitlines()]
+    counts = Counter(line for line in lines if len(line) >= REPEATED_LINE_CHARS)
+    return any(n >= REPEATS_TO_STOP for n in counts.values())
 
 
 _PLAN_HEADER = re.compile(r"^\s*(?:\*\*|#+\s*)?PLAN\**\s*:?\**\s*$", re.IGNORECASE)

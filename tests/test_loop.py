@@ -307,6 +307,42 @@ def test_an_unnamed_python_block_goes_to_the_file_that_defines_it_then_done_coun
     assert "pager.py defines paginate, so it went there" in started[0].notes[-1]
 
 
+def test_done_that_reports_a_step_is_no_finish(host):
+    # json-to-csv: "DONE: Plan 1 completed. Now, let's convert the JSON to CSV." after reading the file.
+    replies = [
+        "```bash\necho a > f.txt\n```",
+        "DONE: Plan 1 completed. Now, let's check it.",
+        "```bash\ncat f.txt\n```",
+        "DONE: wrote f.txt",
+    ]
+    outcome, events = run(replies, host)
+    assert outcome.status == "finished" and outcome.summary == "wrote f.txt" and outcome.steps == 4
+    objections = [e.message for e in events if isinstance(e, FormatError)]
+    assert len(objections) == 1 and objections[0].startswith("`DONE:` ends the whole task, not one step of it")
+
+
+def test_python_code_in_a_bash_block_is_taken_as_python(host):
+    # implement-from-docstring: `import re` and the implemented function, in a ```bash block.
+    (Path(host.workdir) / "durations.py").write_text(
+        '"""Durations."""\n\n\ndef format_duration(seconds: int) -> str:\n    return f"{seconds}s"\n\n\n'
+        'def parse_duration(text: str) -> int:\n    """Seconds."""\n    raise NotImplementedError\n'
+    )
+    fix = "import re\ndef parse_duration(text: str) -> int:\n    return int(re.match(r'(\\d+)s', text).group(1))"
+    seen: list[Event] = []
+    replies = [
+        f"```bash\n{fix}\n```",
+        "```bash\npython3 -c 'import durations; print(durations.parse_duration(\"45s\"))'\n```",
+    ]
+    Agent(ScriptedModel([*replies, "DONE: implemented"]), host, EventBus([seen.append])).run("implement it")
+    finished = [e for e in seen if isinstance(e, CommandFinished)]
+    assert [e.exit_code for e in finished] == [0, 0] and finished[-1].output == "45\n"
+    text = (Path(host.workdir) / "durations.py").read_text()
+    assert text.startswith('"""Durations."""') and "import re" in text and "NotImplementedError" not in text
+    assert "def format_duration" in text  # spliced: the rest of the file kept
+    started = [e for e in seen if type(e).__name__ == "CommandStarted"]
+    assert any("held Python code, not shell commands" in note for note in started[0].notes)
+
+
 def test_an_unnamed_python_block_runs_as_a_script(host):
     # Small models write data work as a Python block; quotes and EOF lines in it must survive.
     (Path(host.workdir) / "users.json").write_text('[{"id": 1, "name": "Ada"}, {"id": 2, "name": "Alan"}]')

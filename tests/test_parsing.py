@@ -9,6 +9,7 @@ from agentcli.agent.parsing import (
     first_commented_step,
     parse_reply,
     repeating,
+    step_report,
     without_plan,
 )
 
@@ -231,3 +232,32 @@ def test_a_plan_ends_at_a_repeated_step_and_holds_at_most_six():
     repeated = "1. Run the tests\n2. Fix it\n3. Check it\n4. Fix it\n5. Done"
     assert extract_plan(repeated) == ["Run the tests", "Fix it", "Check it"]
     assert extract_plan("".join(f"{n}. step {n}\n" for n in range(1, 10))) == [f"step {n}" for n in range(1, 7)]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ls", "pwd", "X=1", "cat durations.py", "python3 -m pytest -q", "cat > app.py <<'EOF'\nimport sys\nEOF"],
+)
+def test_shell_commands_that_python_could_read_stay_commands(command):
+    parsed = parse_reply(f"```bash\n{command}\n```")
+    assert parsed.command == command and parsed.code is None
+
+
+def test_a_python_script_in_a_bash_block_is_code():
+    script = "import json\nwith open('users.json') as f:\n    print(len(json.load(f)))"
+    parsed = parse_reply(f"```bash\n{script}\n```")
+    assert parsed.command is None and parsed.code == ("python", script)
+
+
+@pytest.mark.parametrize(
+    ("summary", "is_step"),
+    [
+        ("Plan 1 completed. Now, let's convert the JSON to CSV.", True),
+        ("Step 2 done", True),
+        ("Read the file; next I will write the CSV", True),
+        ("Converted data/users.json to data/users.csv", False),
+        ("Fixed all 3 steps of the pipeline", False),
+    ],
+)
+def test_a_done_summary_that_reports_a_step(summary, is_step):
+    assert step_report(summary) is is_step

@@ -31,6 +31,7 @@ from agentcli.agent.parsing import (
     echoed_python,
     parse_reply,
     repeating,
+    step_report,
     without_plan,
 )
 from agentcli.agent.prompts import render
@@ -347,6 +348,10 @@ class Agent:
         """
         if self._commands_run == 0:
             self._format_error(f"Not done yet: you have not run any command. {self._plan_reminder()}", step)
+            return
+        if step_report(parsed.summary):
+            message = f"`DONE:` ends the whole task, not one step of it, and the task goes on. {self._plan_reminder()}"
+            self._format_error(message, step, command_ran=parsed.finish_after_command)
             return
         objection = self._finish_objection()
         if objection is not None:

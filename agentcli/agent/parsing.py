@@ -503,6 +503,12 @@ def parse_reply(text: str) -> ParsedReply:
         )
         fence = "```"
         reply.history_text = f"{clean[: first.start]}{fence}bash\n{step}\n{fence}".strip()
+    if _is_python(command):
+        # `import re` and `def parse_duration(...)` in a ```bash block: bash would stop at the first `(`.
+        reply.code = "python", command
+        reply.notes.append("Your ```bash block held Python code, not shell commands, so it was taken as Python.")
+        _finish_after_action(reply, marker)
+        return reply
     reply.command = command
     # "Here is the fixed function:" and a ```python block, then the tests in a ```bash block: the
     # code is an edit to place before the command (see Agent._place_code), if a file defines it.
@@ -518,6 +524,47 @@ def parse_reply(text: str) -> ParsedReply:
         )
     _finish_after_action(reply, marker)
     return reply
+
+
+# Statements that make a block Python rather than shell: what else parses as Python in a shell block
+# is a bare word (`ls`, `pwd`) or an assignment (`X=1`, shell too).
+_PYTHON_STATEMENTS = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.With,
+    ast.For,
+    ast.Try,
+)
+
+
+def _is_python(command: str) -> bool:
+    """Whether a shell block's text is Python code: it parses as Python, holds an import, a definition
+    or a compound statement, and no bare expression (a shell line that happens to parse: `ls`, `X=1`,
+    `cat > f << 'EOF'`)."""
+    try:
+        tree = ast.parse(textwrap.dedent(command))
+    except (SyntaxError, ValueError):
+        return False
+    # `cat > app.py << 'EOF'` and `EOF` are Python expressions too, which no Python script holds alone.
+    bare = any(
+        isinstance(node, ast.Expr) and not isinstance(node.value, (ast.Call, ast.Constant)) for node in tree.body
+    )
+    return not bare and any(isinstance(node, _PYTHON_STATEMENTS) for node in tree.body)
+
+
+_STEP_REPORT = re.compile(
+    r"\b(?:step|plan)\s*\d+\b|\b(?:now|next)\b,?\s+(?:let'?s|let us|i will|i'll|we will|we'll|i need to|we need to)\b",
+    re.IGNORECASE,
+)
+
+
+def step_report(summary: str) -> bool:
+    """Whether a DONE summary reports a step, not the task: "Plan 1 completed. Now, let's convert it"
+    (small models say DONE after each step of their plan)."""
+    return _STEP_REPORT.search(summary) is not None
 
 
 def _finish_after_action(reply: ParsedReply, marker: re.Match[str] | None) -> None:

@@ -261,3 +261,9 @@ def test_a_python_script_in_a_bash_block_is_code():
 )
 def test_a_done_summary_that_reports_a_step(summary, is_step):
     assert step_report(summary) is is_step
+
+
+def test_a_plan_step_that_only_finishes_is_left_out():
+    plan = "1. Read the log\n2. Find the ERROR line\n3. Copy it to root_cause.txt\n4. Exit"
+    assert extract_plan(plan) == ["Read the log", "Find the ERROR line", "Copy it to root_cause.txt"]
+    assert extract_plan("1. Fix it\n2. Done.") is None  # one step is no plan

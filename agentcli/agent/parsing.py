@@ -61,6 +61,10 @@ MAX_PLAN_STEPS = 6
 # A prose line at least this long, said this many times in one reply, is a reply in a loop.
 REPEATED_LINE_CHARS = 20
 REPEATS_TO_STOP = 3
+_FINISHING_STEP = re.compile(
+    r"^(?:exit|done|finish(?:ed)?|submit|end|stop|complete)(?:\s+(?:the\s+)?(?:task|session|program|shell))?\W*$",
+    re.IGNORECASE,
+)
 _PLAN_ITEM = re.compile(
     r"^\s*(?:\**PLAN\**\s*:\**\s*)?(?:step\s*)?(\d{1,2})[.):]\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE
 )
@@ -239,7 +243,8 @@ def extract_plan(text: str) -> list[str] | None:
         step = step.strip().rstrip(".").strip("*").strip()
         if int(number) != expected or step.lower() in (earlier.lower() for earlier in plan):
             break
-        plan.append(step)
+        if not _FINISHING_STEP.match(step):  # "4. Exit": the DONE line, which no command does
+            plan.append(step)
     return plan if len(plan) >= 2 else None
 
 

@@ -264,6 +264,26 @@ def test_done_while_the_named_command_prints_other_than_the_task_says_is_questio
     assert result.returncode == 0 and events[-1]["summary"] == "added --shout now"
 
 
+def test_done_while_a_file_the_task_asks_for_does_not_exist_is_questioned(failing_repo: Path, write_replies):
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    (failing_repo / "logs").mkdir()
+    (failing_repo / "logs" / "job.log").write_text("INFO start\nERROR disk full\nINFO end\n")
+    git(failing_repo, "add", "logs")
+    git(failing_repo, "commit", "-qm", "log")
+    replies = [
+        "```bash\ngrep ERROR logs/job.log\n```",
+        "DONE: found the ERROR line",  # printed, never written
+        "```bash\ngrep ERROR logs/job.log > root_cause.txt && cat root_cause.txt\n```",
+        "DONE: wrote root_cause.txt",
+    ]
+    task = "Find the root cause in logs/job.log and write its ERROR line to root_cause.txt."
+    result, events = solve_json(failing_repo, task, write_replies(replies))
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert len(objections) == 1 and "root_cause.txt, which the task names, does not exist" in objections[0]
+    assert result.returncode == 0 and events[-1]["summary"] == "wrote root_cause.txt"
+    assert (failing_repo / "root_cause.txt").read_text() == "ERROR disk full\n"
+
+
 def test_done_with_an_empty_new_file_is_questioned(failing_repo: Path, write_replies):
     git(failing_repo, "rm", "-q", "test_calc.py")
     git(failing_repo, "commit", "-qm", "no tests")

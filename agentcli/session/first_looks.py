@@ -117,3 +117,24 @@ _EXPECTED = re.compile(
 def expected_outputs(task: str) -> dict[str, str]:
     """Commands the task says what they print, with that output."""
     return {command.strip().removeprefix("$ ").strip(): out.strip() for command, out in _EXPECTED.findall(task)}
+
+
+# A file name in a task: a path ending in an extension that names a file, not a version or "e.g.".
+_NAMED_FILE = re.compile(
+    r"(?<![\w/.-])((?:[\w-]+/)*[\w-][\w.-]*\.(?:txt|csv|tsv|json|jsonl|md|rst|py|sh|log|ya?ml|toml|ini|cfg|html|xml|sql))"
+    r"(?![\w/-])",
+    re.IGNORECASE,
+)
+
+
+def named_outputs(task: str, files: list[str]) -> list[str]:
+    """Files the task names that the repository does not have: the files it asks to be written
+    ("write the ERROR line to root_cause.txt", "Convert data/users.json to data/users.csv").
+
+    Not a name in a quoted command (`./count.py < file.txt` is an example of its use), nor one
+    that is short for a file here (local.json for config/local.json)."""
+    present = set(files)
+    basenames = {name.rsplit("/", 1)[-1] for name in files}
+    prose = _INLINE.sub(lambda quoted: "" if re.search(r"\s", quoted.group(1)) else quoted.group(1), task)
+    found = dict.fromkeys(name.removeprefix("./") for name in _NAMED_FILE.findall(prose))
+    return [name for name in found if name not in present and name not in basenames]

@@ -36,7 +36,14 @@ from agentcli.repo.publish import Delivery
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.checks import failing_command, failing_tests, test_command
-from agentcli.session.first_looks import TESTS, expected_outputs, first_looks, runs_repository_program, task_hint
+from agentcli.session.first_looks import (
+    TESTS,
+    expected_outputs,
+    first_looks,
+    named_outputs,
+    runs_repository_program,
+    task_hint,
+)
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
 from agentcli.session.undo import record_ignored
 
@@ -49,7 +56,7 @@ RETRY_TEMPERATURE = 0.6
 GAVE_UP = ("stuck:", "replies in a row had no usable command")
 # Objections to DONE that, still standing when it was accepted, make the attempt worth redoing; each
 # with where its text is cut for the notice.
-RETRY_DOUBTS = {"syntax": " (", "empty": ":", "tests": ":", "looks": ":\n"}
+RETRY_DOUBTS = {"missing": ":", "syntax": " (", "empty": ":", "tests": ":", "looks": ":\n"}
 
 
 @dataclass
@@ -176,6 +183,13 @@ class Session:
             return None
         return "No file in the repository has changed yet."
 
+    def _missing_output(self, outputs: list[str]) -> str | None:
+        """An objection to "done" while a file the task names, and asks for, does not exist."""
+        missing = [name for name in outputs if not (self.root / name).exists()]
+        if not missing:
+            return None
+        return f"{missing[0]}, which the task names, does not exist: write it (the task's result goes in that file)."
+
     def _empty_new_file(self) -> str | None:
         """An objection to "done" while a file the task created is empty (`touch` taken for the work)."""
         if self._checkpoint is None:
@@ -255,6 +269,7 @@ class Session:
         tests fail). Steps, tokens and time are counted over all attempts.
         """
         looks = self.first_looks(task)
+        outputs = named_outputs(task, list_files(self.root))
         context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
         outcome = Outcome(status="failed", reason="not started")
@@ -269,12 +284,13 @@ class Session:
             )
             if attempt > 1:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
+            agent.finish_checks.insert(0, ("missing", lambda: self._missing_output(outputs)))
             agent.finish_checks.append(("looks", lambda: self._failing_look(task, looks)))
             outcome = agent.run(task, context_text=context_text, first_looks=looks)
             why = self._retry_reason(outcome)
             if why is None and (outcome.status == "finished" or kept is None):
                 return outcome
-            worth = self._worth(outcome, task, looks)
+            worth = self._worth(outcome, agent)
             time_left = deadline is None or deadline - time.monotonic() >= MIN_RETRY_SECONDS
             last = (
                 why is None
@@ -304,19 +320,14 @@ class Session:
             self.notify(f"attempt {attempt} {why}: the repository was put back and the task is tried afresh")
         return outcome
 
-    def _worth(self, outcome: Outcome, task: str, looks: list[str]) -> tuple[bool, bool, bool]:
+    def _worth(self, outcome: Outcome, agent: Agent) -> tuple[bool, bool, bool]:
         """How good the state an attempt left is, to compare attempts: whether it changed anything, then
-        whether the checks DONE is asked pass on it, then whether the attempt finished."""
+        whether the checks that make a finished attempt worth redoing pass on it, then whether it finished."""
         if self._checkpoint is None or cp.untouched_since(self.root, self._checkpoint):
             return False, False, outcome.status == "finished"
         if outcome.status == "finished":  # the checks ran when DONE was accepted
             return True, not any(name in outcome.doubts for name in RETRY_DOUBTS), True
-        checks = (
-            self._broken_python,
-            self._empty_new_file,
-            self._failing_tests,
-            lambda: self._failing_look(task, looks),
-        )
+        checks = [check for name, check in agent.finish_checks if name in RETRY_DOUBTS]
         return True, all(check() is None for check in checks), False
 
     def _retry_reason(self, outcome: Outcome) -> str | None:

@@ -11,7 +11,7 @@ from agentcli.events import CommandFinished, Event, EventBus
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
 from agentcli.session.checks import failing_command
-from agentcli.session.first_looks import TESTS, expected_outputs, first_looks, named_outputs, task_hint
+from agentcli.session.first_looks import TESTS, expected_outputs, first_looks, task_hint
 
 FILES = ["app.py", "backup.sh", "scripts/wordcount.py", "helpers/text.py", "README.md"]
 
@@ -105,18 +105,3 @@ def test_a_named_command_that_keeps_running_is_no_failure(tmp_path: Path):
         assert "should print `hi`" in (
             failing_command(box, "python3 server.py", "hi", timeout=1.0) or "x should print `hi`"
         )
-
-
-@pytest.mark.parametrize(
-    ("task", "outputs"),
-    [
-        ("Find the cause in logs/export.log and write the ERROR line to root_cause.txt.", ["root_cause.txt"]),
-        ("Convert data/users.json to data/users.csv: a header row, then one row per user", ["data/users.csv"]),
-        ("Write config/merged.json from config/defaults.json, with local.json on top", ["config/merged.json"]),
-        ("I want to run it as `./scripts/wordcount.py < file.txt`", []),  # an example in a command
-        ("Bump the version to 1.5.0 in README.md, e.g. in its first line", []),
-    ],
-)
-def test_files_the_task_asks_for_are_the_named_ones_not_here(task, outputs):
-    files = ["logs/export.log", "data/users.json", "config/defaults.json", "config/local.json", *FILES]
-    assert named_outputs(task, files) == outputs

@@ -23,7 +23,8 @@ DATA_HINT = (
     "the csv or json module, run in the repository) rather than shell text tools."
 )
 TESTS = "python3 -m pytest -q --tb=short -p no:cacheprovider"
-_INLINE = re.compile(r"`([^`\n]+)`")
+# Text the task quotes between backticks.
+QUOTED = re.compile(r"`([^`\n]+)`")
 _FENCED = re.compile(r"^```[\w-]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 # Redirections, pipes, chains, substitutions: a quoted command with any of them is not run unasked.
 _UNSAFE = re.compile(r"[<>|;&`]|\$\(")
@@ -36,7 +37,7 @@ TEST_RUNNERS = {"make": {"test", "check"}, "npm": {"test"}, "go": {"test"}, "car
 def first_looks(task: str, files: list[str]) -> list[str]:
     """Up to MAX_LOOKS commands: those the task quotes that run a program here, else the Python tests."""
     present = set(files)
-    quoted = [*_INLINE.findall(task), *(line for block in _FENCED.findall(task) for line in block.splitlines())]
+    quoted = [*QUOTED.findall(task), *(line for block in _FENCED.findall(task) for line in block.splitlines())]
     looks: list[str] = []
     for candidate in quoted:
         command = _own_input(candidate.strip().removeprefix("$ ").strip(), present)
@@ -117,24 +118,3 @@ _EXPECTED = re.compile(
 def expected_outputs(task: str) -> dict[str, str]:
     """Commands the task says what they print, with that output."""
     return {command.strip().removeprefix("$ ").strip(): out.strip() for command, out in _EXPECTED.findall(task)}
-
-
-# A file name in a task: a path ending in an extension that names a file, not a version or "e.g.".
-_NAMED_FILE = re.compile(
-    r"(?<![\w/.-])((?:[\w-]+/)*[\w-][\w.-]*\.(?:txt|csv|tsv|json|jsonl|md|rst|py|sh|log|ya?ml|toml|ini|cfg|html|xml|sql))"
-    r"(?![\w/-])",
-    re.IGNORECASE,
-)
-
-
-def named_outputs(task: str, files: list[str]) -> list[str]:
-    """Files the task names that the repository does not have: the files it asks to be written
-    ("write the ERROR line to root_cause.txt", "Convert data/users.json to data/users.csv").
-
-    Not a name in a quoted command (`./count.py < file.txt` is an example of its use), nor one
-    that is short for a file here (local.json for config/local.json)."""
-    present = set(files)
-    basenames = {name.rsplit("/", 1)[-1] for name in files}
-    prose = _INLINE.sub(lambda quoted: "" if re.search(r"\s", quoted.group(1)) else quoted.group(1), task)
-    found = dict.fromkeys(name.removeprefix("./") for name in _NAMED_FILE.findall(prose))
-    return [name for name in found if name not in present and name not in basenames]

@@ -40,11 +40,11 @@ from agentcli.session.first_looks import (
     TESTS,
     expected_outputs,
     first_looks,
-    named_outputs,
     runs_repository_program,
     task_hint,
 )
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
+from agentcli.session.outputs import named_outputs, output_problem
 from agentcli.session.undo import record_ignored
 
 # Attempts at one task, and what a fresh attempt needs to be worth starting.
@@ -56,7 +56,7 @@ RETRY_TEMPERATURE = 0.6
 GAVE_UP = ("stuck:", "replies in a row had no usable command")
 # Objections to DONE that, still standing when it was accepted, make the attempt worth redoing; each
 # with where its text is cut for the notice.
-RETRY_DOUBTS = {"missing": ":", "syntax": " (", "empty": ":", "tests": ":", "looks": ":\n"}
+RETRY_DOUBTS = {"outputs": ":", "syntax": " (", "empty": ":", "tests": ":", "looks": ":\n"}
 
 
 @dataclass
@@ -183,12 +183,17 @@ class Session:
             return None
         return "No file in the repository has changed yet."
 
-    def _missing_output(self, outputs: list[str]) -> str | None:
-        """An objection to "done" while a file the task names, and asks for, does not exist."""
-        missing = [name for name in outputs if not (self.root / name).exists()]
-        if not missing:
-            return None
-        return f"{missing[0]}, which the task names, does not exist: write it (the task's result goes in that file)."
+    def _output_problem(self, outputs: list[str], task: str) -> str | None:
+        """An objection to "done" while a file the task names, and asks for, does not exist, or is not
+        of its kind (a .csv not comma-separated, with another header than the task quotes; a .json
+        that does not parse)."""
+        for name in outputs:
+            path = self.root / name
+            if not path.is_file():
+                return f"{name}, which the task names, does not exist: write it (the task's result goes in that file)."
+            if problem := output_problem(name, path.read_text(errors="replace"), task):
+                return problem
+        return None
 
     def _empty_new_file(self) -> str | None:
         """An objection to "done" while a file the task created is empty (`touch` taken for the work)."""
@@ -284,7 +289,7 @@ class Session:
             )
             if attempt > 1:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
-            agent.finish_checks.insert(0, ("missing", lambda: self._missing_output(outputs)))
+            agent.finish_checks.insert(0, ("outputs", lambda: self._output_problem(outputs, task)))
             agent.finish_checks.append(("looks", lambda: self._failing_look(task, looks)))
             outcome = agent.run(task, context_text=context_text, first_looks=looks)
             why = self._retry_reason(outcome)

@@ -1,0 +1,61 @@
+"""Files a task asks for: which they are, and whether what was written there is of their kind.
+
+"Write the ERROR line to root_cause.txt" answered by printing the line, or "write status_counts.csv
+with a header row `status,count`" answered by `uniq -c` output: a small model says it is done either
+way. The file names a task uses tell what must exist afterwards, and a .csv or .json file must be one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+from agentcli.session.first_looks import QUOTED
+
+# A file name in a task: a path ending in an extension that names a file, not a version or "e.g.".
+_NAMED_FILE = re.compile(
+    r"(?<![\w/.-])((?:[\w-]+/)*[\w-][\w.-]*\.(?:txt|csv|tsv|json|jsonl|md|rst|py|sh|log|ya?ml|toml|ini|cfg|html|xml|sql))"
+    r"(?![\w/-])",
+    re.IGNORECASE,
+)
+# A header the task quotes: `status,count`.
+_QUOTED_HEADER = re.compile(r"^[\w .-]+(?:,[\w .-]+)+$")
+
+
+def named_outputs(task: str, files: list[str]) -> list[str]:
+    """Files the task names that the repository does not have: the files it asks to be written
+    ("write the ERROR line to root_cause.txt", "Convert data/users.json to data/users.csv").
+
+    Not a name in a quoted command (`./count.py < file.txt` is an example of its use), nor one
+    that is short for a file here (local.json for config/local.json)."""
+    present = set(files)
+    basenames = {name.rsplit("/", 1)[-1] for name in files}
+    prose = QUOTED.sub(lambda quoted: "" if re.search(r"\s", quoted.group(1)) else quoted.group(1), task)
+    found = dict.fromkeys(name.removeprefix("./") for name in _NAMED_FILE.findall(prose))
+    return [name for name in found if name not in present and name not in basenames]
+
+
+def output_problem(name: str, text: str, task: str) -> str | None:
+    """What is wrong with `text` as the content of the file `name` the task asks for, or None."""
+    if name.lower().endswith(".json"):
+        try:
+            json.loads(text)
+        except ValueError as e:
+            return f"{name} is not valid JSON ({e})."
+        return None
+    if not name.lower().endswith(".csv"):
+        return None
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return None  # an empty file has its own objection
+    widths = [len(row) for row in csv.reader(io.StringIO("\n".join(lines)))]
+    odd = next((i for i, width in enumerate(widths) if width < 2 or width != widths[0]), None)
+    if odd is not None:
+        shown = lines[odd].strip()
+        return f"{name} is not comma-separated CSV with the same columns on every line: line {odd + 1} is `{shown}`."
+    header = next((q for q in QUOTED.findall(task) if _QUOTED_HEADER.match(q)), None)
+    if header is not None and (first := lines[0].strip()) != header:
+        return f"the first line of {name} should be the header `{header}`, as the task says, but it is `{first}`."
+    return None

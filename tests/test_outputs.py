@@ -1,0 +1,43 @@
+"""Files a task asks for, and whether what was written there is of their kind."""
+
+import pytest
+
+from agentcli.session.outputs import named_outputs, output_problem
+
+
+@pytest.mark.parametrize(
+    ("task", "outputs"),
+    [
+        ("Find the cause in logs/export.log and write the ERROR line to root_cause.txt.", ["root_cause.txt"]),
+        ("Convert data/users.json to data/users.csv: a header row, then one row per user", ["data/users.csv"]),
+        ("Write config/merged.json from config/defaults.json, with local.json on top", ["config/merged.json"]),
+        ("I want to run it as `./scripts/wordcount.py < file.txt`", []),  # an example in a command
+        ("Bump the version to 1.5.0 in README.md, e.g. in its first line", []),
+    ],
+)
+def test_files_the_task_asks_for_are_the_named_ones_not_here(task, outputs):
+    files = ["logs/export.log", "data/users.json", "config/defaults.json", "config/local.json", "app.py", "README.md"]
+    assert named_outputs(task, files) == outputs
+
+
+def test_a_csv_the_task_asks_for_must_be_comma_separated_with_its_quoted_header():
+    task = "write status_counts.csv with a header row `status,count`, then one row per status code"
+    assert output_problem("status_counts.csv", "status,count\n200,56\n404,12\n", task) is None
+    uniq = "     56 200\n      3 201\n"  # `uniq -c` output
+    assert output_problem("status_counts.csv", uniq, task) == (
+        "status_counts.csv is not comma-separated CSV with the same columns on every line: line 1 is `56 200`."
+    )
+    ragged = output_problem("out.csv", "id,name\n1,Ada,extra\n", "write out.csv")
+    assert ragged is not None and "line 2 is `1,Ada,extra`" in ragged
+    assert output_problem("status_counts.csv", "code,count\n200,56\n", task) == (
+        "the first line of status_counts.csv should be the header `status,count`, as the task says, "
+        "but it is `code,count`."
+    )
+    assert output_problem("users.csv", 'id,name\n1,"Lovelace, Ada"\n', "write users.csv") is None  # quoted comma
+
+
+def test_a_json_the_task_asks_for_must_parse_and_other_files_are_not_judged():
+    assert output_problem("merged.json", '{"a": 1}', "write merged.json") is None
+    problem = output_problem("merged.json", "{'a': 1}", "write merged.json")
+    assert problem is not None and problem.startswith("merged.json is not valid JSON (Expecting property name")
+    assert output_problem("root_cause.txt", "anything at all", "write root_cause.txt") is None

@@ -255,6 +255,7 @@ def test_a_python_script_in_a_bash_block_is_code():
         ("Plan 1 completed. Now, let's convert the JSON to CSV.", True),
         ("Step 2 done", True),
         ("Read the file; next I will write the CSV", True),
+        ("I tried running the script again, but the result was the same. Let's try a different approach.", True),
         ("Converted data/users.json to data/users.csv", False),
         ("Fixed all 3 steps of the pipeline", False),
     ],
@@ -267,3 +268,10 @@ def test_a_plan_step_that_only_finishes_is_left_out():
     plan = "1. Read the log\n2. Find the ERROR line\n3. Copy it to root_cause.txt\n4. Exit"
     assert extract_plan(plan) == ["Read the log", "Find the ERROR line", "Copy it to root_cause.txt"]
     assert extract_plan("1. Fix it\n2. Done.") is None  # one step is no plan
+
+
+def test_inline_code_in_the_done_line_is_no_command_to_run():
+    parsed = parse_reply("DONE: The shebang line in `scripts/wordcount.py` has been changed to use `python3`.")
+    assert parsed.finished and parsed.command is None
+    assert parse_reply("It uses `python3` now.").command is None
+    assert parse_reply("First `ls -la`, then DONE.").command == "ls -la"

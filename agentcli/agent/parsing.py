@@ -356,6 +356,8 @@ def _listed_commands(prose: str) -> list[str]:
 
 def _looks_like_command(body: str) -> bool:
     words = body.strip().split()
+    if len(words) == 1 and words[0].lstrip("$ ") in ("python", "python3", "node"):
+        return False  # an interpreter's name in prose ("uses `python3`"): alone it would only wait for input
     return bool(words) and (words[0].lstrip("$ ") in _COMMON_COMMANDS or words[0].startswith("./"))
 
 
@@ -424,7 +426,8 @@ def parse_reply(text: str) -> ParsedReply:
         if (inline := _INLINE_BLOCK.search(clean)) is not None:
             reply.command = inline.group(1).strip()
             return reply
-        listed = _listed_commands(prose)
+        # Not the DONE line's own words: "DONE: the shebang now uses `python3`" names no command to run.
+        listed = _listed_commands(prose[: marker.start()] + prose[marker.end() :] if marker else prose)
         other = [b for b in blocks if b.body.strip()]
         if other and not listed:
             # Code with no file named (often with a DONE after it): not finished until it is placed.
@@ -561,14 +564,15 @@ def _is_python(command: str) -> bool:
 
 
 _STEP_REPORT = re.compile(
-    r"\b(?:step|plan)\s*\d+\b|\b(?:now|next)\b,?\s+(?:let'?s|let us|i will|i'll|we will|we'll|i need to|we need to)\b",
+    r"\b(?:step|plan)\s*\d+\b|\blet'?s\b|\blet us\b"
+    r"|\b(?:now|next)\b,?\s+(?:i will|i'll|we will|we'll|i need to|we need to)\b",
     re.IGNORECASE,
 )
 
 
 def step_report(summary: str) -> bool:
-    """Whether a DONE summary reports a step, not the task: "Plan 1 completed. Now, let's convert it"
-    (small models say DONE after each step of their plan)."""
+    """Whether a DONE summary reports a step, not the task: "Plan 1 completed. Now, let's convert it",
+    "the result was the same. Let's try a different approach" (small models say DONE after each step)."""
     return _STEP_REPORT.search(summary) is not None
 
 

@@ -226,6 +226,10 @@ def test_a_prose_line_said_again_and_again_ends_the_reply():
     assert not repeating("I will run the tests now.\nI will read the code.\n")
     looped = "".join(f"{n}. If the tests pass, the issue is resolved.\n" for n in range(5, 8))
     assert repeating(looped) and not repeating(looped.rsplit("5.", 1)[0] + "```python\n" + looped)
+    group = 'cat temp.py | python3 -m pydoc durations | grep -A 1 "def parse_duration"\necho "    raise" >> temp.py\n'
+    assert repeating("```bash\n# Step 2\n" + group * 3) and not repeating("```bash\n" + group * 2)
+    tests = "".join(f"    assert parse_duration('{n}s') == {n}\n" for n in range(9))  # alike, not the same
+    assert not repeating("```python\ndef test_it():\n" + tests)
 
 
 def test_a_plan_ends_at_a_repeated_step_and_holds_at_most_six():

@@ -61,6 +61,7 @@ MAX_PLAN_STEPS = 6
 # A prose line at least this long, said this many times in one reply, is a reply in a loop.
 REPEATED_LINE_CHARS = 20
 REPEATS_TO_STOP = 3
+MAX_REPEATED_GROUP = 8  # lines; a loop inside a block repeats a group of commands
 _FINISHING_STEP = re.compile(
     r"^(?:exit|done|finish(?:ed)?|submit|end|stop|complete)(?:\s+(?:the\s+)?(?:task|session|program|shell))?\W*$",
     re.IGNORECASE,
@@ -250,14 +251,26 @@ def extract_plan(text: str) -> list[str] | None:
 
 def repeating(text: str) -> bool:
     """Whether a reply being streamed has fallen into a loop: a prose line said REPEATS_TO_STOP times
-    (numbers aside), or empty shell blocks one after another. Nothing useful follows, and a small model
-    in such a loop runs to the reply's token limit (minutes on a CPU)."""
+    (numbers aside), the same lines over and over at its end, or empty shell blocks one after another.
+    Nothing useful follows, and a small model in such a loop runs to the reply's token limit (minutes
+    on a CPU)."""
     blocks = find_blocks(text)
     if sum(1 for b in blocks if b.closed and b.language in SHELL_LANGUAGES and not b.body.strip()) >= 2:
         return True
     lines = [re.sub(r"\d+", "#", line.strip()) for line in _outside_blocks(text).splitlines()]
     counts = Counter(line for line in lines if len(line) >= REPEATED_LINE_CHARS)
-    return any(n >= REPEATS_TO_STOP for n in counts.values())
+    return any(n >= REPEATS_TO_STOP for n in counts.values()) or _repeating_tail(text.splitlines())
+
+
+def _repeating_tail(lines: list[str]) -> bool:
+    """Whether the text ends in the same group of lines REPEATS_TO_STOP times over, code included."""
+    for period in range(1, MAX_REPEATED_GROUP + 1):
+        group = lines[-period:]
+        if len(lines) < period * REPEATS_TO_STOP or len("".join(group).strip()) < REPEATED_LINE_CHARS:
+            continue
+        if all(lines[-period * (i + 1) : len(lines) - period * i] == group for i in range(REPEATS_TO_STOP)):
+            return True
+    return False
 
 
 _PLAN_HEADER = re.compile(r"^\s*(?:\*\*|#+\s*)?PLAN\**\s*:?\**\s*$", re.IGNORECASE)

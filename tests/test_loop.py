@@ -776,3 +776,15 @@ def test_a_python_script_that_ran_completes_the_plan(host):
     model = ScriptedModel([plan + script, "DONE: deduplicated"])
     outcome = Agent(model, host, EventBus()).run("dedupe rows.csv")
     assert outcome.status == "finished" and "of your plan" not in model.calls[1][-1]["content"]
+
+
+def test_an_install_that_finds_no_network_is_explained_and_not_tried_again(host):
+    offline_pip = "pip() { echo 'ERROR: No matching distribution found for pyyaml' >&2; return 1; }"
+    replies = [f"```bash\n{offline_pip}\n```", "```bash\npip install pyyaml\n```"]
+    replies += ["```bash\npython3 -m pip install pyyaml==6.0\n```", "```bash\necho ok > f.txt && cat f.txt\n```"]
+    seen: list[Event] = []
+    Agent(ScriptedModel([*replies, "DONE: wrote f.txt"]), host, EventBus([seen.append])).run("make the report work")
+    ran = [e.command for e in seen if isinstance(e, CommandFinished)]
+    assert ran == [offline_pip, "pip install pyyaml", "echo ok > f.txt && cat f.txt"]
+    refusals = [e.message for e in seen if isinstance(e, FormatError)]
+    assert len(refusals) == 1 and refusals[0].startswith("Not run: There is no network here")

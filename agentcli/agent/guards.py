@@ -2,7 +2,8 @@
 what it lost that comes back, failures that are none, and the way past failures small models are stuck at.
 
 Small models delete the file a task is about, redirect into folders that do not exist, write `>` for
-`>>`, filter a file into itself, and take git's "nothing to commit" for a failure to fix. Each guard
+`>>`, filter a file into itself, take git's "nothing to commit" for a failure to fix, and try to
+install packages again and again where there is no network. Each guard
 says what it did, so the model learns the better way from its own command.
 """
 
@@ -21,6 +22,19 @@ _DELETION = re.compile(r"\b(?:delete|remove|rm|erase|get rid|drop|clean)", re.IG
 # `git commit` with nothing left to commit: the commit the task wants is made already.
 _COMMIT = re.compile(r"\bgit\b.*\bcommit\b")
 NOTHING_TO_COMMIT = "nothing to commit, working tree clean"
+# Installing a package, and the output of an install that found no network.
+_INSTALL = re.compile(
+    r"^\s*(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|apt(?:-get)?|npm|yarn|conda|gem|cargo)\s+(?:install|add)\b",
+    re.MULTILINE,
+)
+_OFFLINE = re.compile(
+    r"Temporary failure in name resolution|Failed to establish a new connection|Could not resolve host"
+    r"|Network is unreachable|No matching distribution found|Could not connect"
+)
+NO_NETWORK = (
+    "There is no network here, so nothing can be installed. Do the task with what is installed already "
+    "(for Python, the standard library)."
+)
 # What `overwritten` records of each file a command writes over: the writing program, the text before.
 Overwritten = dict[str, tuple[str, str | None]]
 
@@ -31,10 +45,14 @@ class CommandGuards:
     def __init__(self, sandbox: Sandbox, read: Callable[[str], str | None]):
         self.sandbox = sandbox
         self.read = read
+        self.offline = False  # an install has failed for want of a network
 
     def refusal(self, command: str, task: str) -> str | None:
         """Why `command` may not run: it deletes a file the task names, and the task asks for no deletion.
-        (Told to stop tracking `debug.log`, or to make `wordcount.py` runnable, a small model deletes it.)"""
+        (Told to stop tracking `debug.log`, or to make `wordcount.py` runnable, a small model deletes it.)
+        Or it installs a package, after an install found no network: small models try again and again."""
+        if self.offline and _INSTALL.search(command):
+            return f"Not run: {NO_NETWORK}"
         if _DELETION.search(task):
             return None
         for path in removed_files(command):
@@ -47,6 +65,26 @@ class CommandGuards:
                 )
                 return f"The task names {name} and does not ask to delete it, so nothing was deleted.{how}"
         return None
+
+    def failure_advice(self, obs: Observation) -> str | None:
+        """The exact way past a failure small models do not know how to get past, or None: a script
+        that may not run, or an install that cannot download (after which no install runs again)."""
+        if _INSTALL.search(obs.command) and _OFFLINE.search(obs.output):
+            self.offline = True
+            return NO_NETWORK
+        denied = _NOT_EXECUTABLE.search(obs.output) if obs.exit_code == 126 else None
+        if denied is None:
+            return None
+        path = denied.group(1).removeprefix("./")
+        text = self.read(path)
+        if text is None:
+            return None
+        advice = f"{path} is not executable: `chmod +x {shlex.quote(path)}` makes it so."
+        line = INTERPRETER_LINES.get("." + path.rsplit(".", 1)[-1]) if "." in path else None
+        if line and not text.startswith("#!"):
+            top = shlex.quote("1i " + line)
+            advice += f" Run directly, its first line must name its interpreter: `sed -i {top} {shlex.quote(path)}`."
+        return advice
 
     def make_missing_folders(self, command: str) -> str | None:
         """Make the folders of the repository that `command` redirects into and lacks (unless it makes
@@ -104,23 +142,6 @@ def already_done(command: str, obs: Observation) -> str | None:
 # `bash: ./scripts/run.py: Permission denied` (exit 126): a script run directly that may not be.
 _NOT_EXECUTABLE = re.compile(r"^(?:bash: )?(?:line \d+: )?((?:\./)?[\w./-]+): Permission denied$", re.MULTILINE)
 INTERPRETER_LINES = {".py": "#!/usr/bin/env python3", ".sh": "#!/usr/bin/env bash", ".bash": "#!/usr/bin/env bash"}
-
-
-def failure_advice(obs: Observation, read: Callable[[str], str | None]) -> str | None:
-    """The exact commands for a failure small models do not know how to get past, or None."""
-    denied = _NOT_EXECUTABLE.search(obs.output) if obs.exit_code == 126 else None
-    if denied is None:
-        return None
-    path = denied.group(1).removeprefix("./")
-    text = read(path)
-    if text is None:
-        return None
-    advice = f"{path} is not executable: `chmod +x {shlex.quote(path)}` makes it so."
-    line = INTERPRETER_LINES.get("." + path.rsplit(".", 1)[-1]) if "." in path else None
-    if line and not text.startswith("#!"):
-        top = shlex.quote("1i " + line)
-        advice += f" Run directly, its first line must name its interpreter: `sed -i {top} {shlex.quote(path)}`."
-    return advice
 
 
 def _line_placement(path: str, written: str) -> str:

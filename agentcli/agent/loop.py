@@ -22,7 +22,7 @@ from agentcli.agent.edits import (
     sed_targets,
     write_command,
 )
-from agentcli.agent.guards import CommandGuards, already_done, failure_advice
+from agentcli.agent.guards import CommandGuards, already_done
 from agentcli.agent.observation import describe_result, format_observation
 from agentcli.agent.parsing import (
     ParsedReply,
@@ -536,7 +536,7 @@ class Agent:
         notes = [*notes, *self.guards.undo_lossy_overwrites(command, overwritten)]
         if not obs.ok and _ONE_LINE_PYTHON.search(command) and "SyntaxError" in obs.output:
             notes = [*notes, ONE_LINE_PYTHON_NOTE]
-        if not ok and (advice := failure_advice(obs, self._read)):
+        if not ok and (advice := self.guards.failure_advice(obs)):
             notes = [*notes, advice]
         focus = None if obs.ok else self._failure_focus(obs.output)
         self._failure_at = None

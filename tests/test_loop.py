@@ -273,7 +273,7 @@ def test_a_reply_going_round_in_a_loop_is_cut_short_and_its_plan_keeps_the_disti
     assert first.text.count("PLAN:") == 2  # stopped at the second empty block
     plans = [e.steps for e in events if isinstance(e, PlanUpdated)]
     assert plans == [["Identify the issue in `perimeter`", "Correct the syntax error"]]
-    assert any("No command found" in e.message for e in events if isinstance(e, FormatError))
+    assert any("Your ```bash block was empty" in e.message for e in events if isinstance(e, FormatError))
 
 
 PAGER = """def page_count(total, per_page):

@@ -279,3 +279,8 @@ def test_inline_code_in_the_done_line_is_no_command_to_run():
     assert parsed.finished and parsed.command is None
     assert parse_reply("It uses `python3` now.").command is None
     assert parse_reply("First `ls -la`, then DONE.").command == "ls -la"
+
+
+def test_an_empty_bash_block_runs_nothing():
+    parsed = parse_reply("```bash\n```")
+    assert parsed.command is None and parsed.error.startswith("Your ```bash block was empty")

@@ -465,6 +465,10 @@ def parse_reply(text: str) -> ParsedReply:
                     "Only the first command of your list ran; send one command per reply, in a ```bash block."
                 )
             return reply
+        if any(b.language in SHELL_LANGUAGES for b in blocks) and not prose_in_block:
+            # "```bash" and "```" with nothing between: the fences are no bare command (`bash`).
+            reply.error = "Your ```bash block was empty, so nothing ran: put one shell command inside it."
+            return reply
         if (bare := _bare_command(clean)) is not None:
             reply.command = bare
             return reply

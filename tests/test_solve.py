@@ -264,6 +264,18 @@ def test_done_while_the_named_command_prints_other_than_the_task_says_is_questio
     assert result.returncode == 0 and events[-1]["summary"] == "added --shout now"
 
 
+def test_tests_that_pass_before_the_first_reply_are_not_shown(failing_repo: Path, write_replies):
+    (failing_repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(failing_repo, "commit", "-qam", "fixed")
+    replies = [
+        "```bash\nprintf 'def sub(a, b):\\n    return a - b\\n' >> calc.py && cat calc.py\n```",
+        "DONE: added sub",
+    ]
+    result, events = solve_json(failing_repo, "add sub(a, b) to calc.py", write_replies(replies))
+    assert result.returncode == 0 and events[-1]["summary"] == "added sub"
+    assert [e["step"] for e in events if e["type"] == "command_finished"] == [1]  # no look at step 0
+
+
 def test_done_while_a_file_the_task_asks_for_does_not_exist_is_questioned(failing_repo: Path, write_replies):
     git(failing_repo, "rm", "-q", "test_calc.py")
     (failing_repo / "logs").mkdir()

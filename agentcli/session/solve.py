@@ -260,8 +260,15 @@ class Session:
         return repository_overview(self.root, task, self.settings)
 
     def first_looks(self, task: str) -> list[str]:
-        """Commands run before the first reply, to show the failure the task is about."""
-        return first_looks(task, list_files(self.root))
+        """Commands run before the first reply, to show the failure the task is about. Tests that pass
+        show none: shown them passing, a small model runs them again and again instead of changing
+        anything (validate-input), so they are shown only when they fail."""
+        files = list_files(self.root)
+        looks = first_looks(task, files)
+        command = test_command(files)
+        if looks == [TESTS] and command and self.sandbox is not None and failing_tests(self.sandbox, command) is None:
+            return []
+        return looks
 
     def attempts(self, task: str, mark: TaskMark) -> Outcome:
         """Run the task; an attempt that went wrong is taken back and the task tried afresh, sampling.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcli.agent.loop import Agent
-from agentcli.agent.tracebacks import excerpt, failure_location
+from agentcli.agent.tracebacks import excerpt, failure_location, without_library_frames
 from agentcli.events import CommandStarted, Event, EventBus, FormatError
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
@@ -89,3 +89,46 @@ def test_a_failing_assertion_shows_the_function_it_calls_not_the_test(tmp_path: 
     assert " 6      start = page * per\n 7      return items[start : start + per]" in observation
     refusal = next(e.message for e in seen if isinstance(e, FormatError))
     assert "(pager.py line 5)" in refusal and "test_pager.py line" not in refusal
+
+
+COLLECTION_ERROR = """_______________________ ERROR collecting test_shapes.py ________________________
+/usr/lib/python3/dist-packages/_pytest/python.py:618: in _importtestmodule
+    mod = import_path(self.path, mode=importmode, root=self.config.rootpath)
+/usr/lib/python3.11/importlib/__init__.py:126: in import_module
+    return _bootstrap._gcd_import(name[level:], package, level)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+<frozen importlib._bootstrap>:1206: in _gcd_import
+    ???
+test_shapes.py:3: in <module>
+    from shapes import Circle, Square, total_area
+E     File "/workspace/shapes.py", line 24
+E       def perimeter(self) -> float
+E                                   ^
+E   SyntaxError: expected ':'
+"""
+
+
+def test_a_syntax_error_while_collecting_points_to_the_module_that_does_not_parse():
+    exists = {"shapes.py", "test_shapes.py"}.__contains__
+    assert failure_location(COLLECTION_ERROR, "/workspace", exists) == ("shapes.py", 24)
+
+
+def test_frames_in_pythons_library_are_left_out_and_the_repositorys_kept():
+    shown = without_library_frames(COLLECTION_ERROR)
+    assert "[3 frames in Python's library and installed packages left out]" in shown
+    assert "importlib" not in shown and "???" not in shown and "_pytest" not in shown
+    assert "test_shapes.py:3: in <module>\n    from shapes import" in shown and "SyntaxError: expected ':'" in shown
+    plain = (
+        "Traceback (most recent call last):\n"
+        '  File "/workspace/main.py", line 3, in <module>\n    json.load(f)\n'
+        '  File "/usr/lib/python3.11/json/__init__.py", line 293, in load\n    return loads(fp.read())\n'
+        '  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads\n    return _default_decoder.decode(s)\n'
+        '  File "/workspace/lib/parse.py", line 9, in decode\n    raise ValueError(s)\n'
+        "ValueError: x\n"
+    )
+    kept = without_library_frames(plain)
+    assert 'File "/workspace/main.py", line 3' in kept and 'File "/workspace/lib/parse.py", line 9' in kept
+    assert "json/__init__.py" not in kept and "raise ValueError(s)" in kept
+    assert (
+        without_library_frames("<frozen x>:1: in f\n    ???\nok\n") == "<frozen x>:1: in f\n    ???\nok\n"
+    )  # one frame

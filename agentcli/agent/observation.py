@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentcli.agent.tracebacks import without_library_frames
 from agentcli.sandbox.base import Observation
 
 
@@ -28,7 +29,7 @@ def describe_result(obs: Observation, notes: list[str] | None = None) -> str:
         else:
             head = f"[exit {obs.exit_code} · {obs.duration:.1f}s]"
         lines.append(head)
-        output = obs.output.rstrip("\n")
+        output = without_library_frames(obs.output).rstrip("\n")
         lines.append(output if output.strip() else "(no output)")
         if obs.truncated and obs.output_path:
             lines.append(

@@ -12,8 +12,9 @@ import builtins
 import re
 from collections.abc import Callable
 
-# Python: `  File "/work/report/summary.py", line 15, in revenue_by_customer`
-_PYTHON_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
+# Python: `  File "/work/report/summary.py", line 15, in revenue_by_customer`; also in pytest's `E`
+# lines, where a SyntaxError of an imported module says where it is.
+_PYTHON_FRAME = re.compile(r'^(?:E)?\s*File "([^"]+)", line (\d+)', re.MULTILINE)
 # pytest --tb=short and --tb=line: `pager.py:7: in paginate`, `test_pager.py:12: AssertionError`
 _PYTEST_FRAME = re.compile(r"^([\w./-]+\.py):(\d+): ", re.MULTILINE)
 # bash: `backup.sh: line 5: cd: my: No such file or directory`
@@ -60,6 +61,26 @@ def _relative(path: str, workdir: str) -> str | None:
     if "site-packages/" in path or path.startswith(("..", "<")):
         return None
     return path
+
+
+# A frame in Python's own library or an installed package (pytest's import machinery above a test
+# module that fails to import): a location, then its indented source lines. `<frozen importlib._bootstrap>`.
+_LIBRARY = r"(?:[^\s\"]*(?:site-packages|dist-packages|/lib/python3[.\d]*)/[^\s\"]*|<frozen [^>]+>)"
+_LIBRARY_FRAMES = re.compile(
+    rf'^(?:{_LIBRARY}:\d+: in \S+|[ \t]*File "{_LIBRARY}", line \d+, in \S+)\n(?:[ \t]{{4,}}\S.*\n?)*',
+    re.MULTILINE,
+)
+
+
+def without_library_frames(output: str) -> str:
+    """`output` with the traceback frames in Python's library and installed packages left out: a
+    test module that cannot be imported comes with a dozen frames of importlib and pytest above the
+    one line that matters, and a small model reads the first lines."""
+    dropped = len(_LIBRARY_FRAMES.findall(output))
+    if dropped < 2:
+        return output
+    marker = [f"[{dropped} frames in Python's library and installed packages left out]\n"]
+    return _LIBRARY_FRAMES.sub(lambda _: marker.pop() if marker else "", output)
 
 
 def excerpt(text: str, line: int, context: int = CONTEXT_LINES) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from agentcli.agent.tracebacks import TEST_FILE
+from agentcli.agent.tracebacks import TEST_FILE, without_library_frames
 from agentcli.context.summary import cut_middle
 from agentcli.sandbox.base import Sandbox
 
@@ -36,7 +36,7 @@ def failing_tests(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT)
     obs = sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && {QUIET_ENV} {command})", timeout=timeout)
     if obs.timed_out or obs.exit_code not in FAILING or "No module named pytest" in obs.output:
         return None
-    output = _TIMING.sub("", obs.output.strip())
+    output = _TIMING.sub("", without_library_frames(obs.output).strip())
     return f"the repository's tests fail (`{command}`):\n{cut_middle(output, SHOWN_CHARS)}"
 
 

@@ -788,3 +788,24 @@ def test_an_install_that_finds_no_network_is_explained_and_not_tried_again(host)
     assert ran == [offline_pip, "pip install pyyaml", "echo ok > f.txt && cat f.txt"]
     refusals = [e.message for e in seen if isinstance(e, FormatError)]
     assert len(refusals) == 1 and refusals[0].startswith("Not run: There is no network here")
+
+
+def test_a_file_the_task_says_to_leave_as_it_is_is_not_changed(host):
+    work = Path(host.workdir)
+    (work / "data").mkdir()
+    (work / "data" / "orders.csv").write_text("id,total\n1,9.5\n")
+    (work / "test_shapes.py").write_text("def test_it():\n    assert True\n")
+    replies = [
+        "```bash\necho amount >> data/orders.csv\n```",  # trace-error-chain: the data "fixed"
+        "test_shapes.py\n```python\ndef test_it():\n    pass\n```",
+        "```bash\nsed -i 's/total/amount/' main.py\n```",
+    ]
+    task = "`python3 main.py data/orders.csv` crashes (the CSV file is correct as it is). Do not edit test_shapes.py."
+    seen: list[Event] = []
+    Agent(ScriptedModel([*replies, "DONE: fixed"]), host, EventBus([seen.append])).run(task)
+    refusals = [e.message for e in seen if isinstance(e, FormatError)]
+    assert refusals[0].startswith("Not run: the task says to leave data/orders.csv as it is")
+    assert refusals[1].startswith("Not run: the task says to leave test_shapes.py as it is")
+    assert (work / "data" / "orders.csv").read_text() == "id,total\n1,9.5\n"
+    assert (work / "test_shapes.py").read_text() == "def test_it():\n    assert True\n"
+    assert [e.command for e in seen if isinstance(e, CommandFinished)] == ["sed -i 's/total/amount/' main.py"]

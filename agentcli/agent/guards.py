@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Callable
 
 from agentcli.agent.checking import overwrites, redirected_files, removed_files
-from agentcli.agent.edits import overwrite_loss
+from agentcli.agent.edits import overwrite_loss, sed_targets
 from agentcli.sandbox.base import Observation, Sandbox
 
 # Words of a task that asks for something to be deleted.
@@ -22,6 +22,27 @@ _DELETION = re.compile(r"\b(?:delete|remove|rm|erase|get rid|drop|clean)", re.IG
 # `git commit` with nothing left to commit: the commit the task wants is made already.
 _COMMIT = re.compile(r"\bgit\b.*\bcommit\b")
 NOTHING_TO_COMMIT = "nothing to commit, working tree clean"
+# "without changing test_shapes.py", "do not edit config.yaml", "(the CSV file is correct as it is)":
+# files the task says to leave as they are, named or by their kind.
+_PATH_WORD = r"`?((?:[\w-]+/)*[\w.-]+\.\w+)`?"
+_LEAVE_NAMED = re.compile(
+    rf"\b(?:without (?:changing|modifying|editing|touching)|do(?:n't| not) (?:change|modify|edit|touch))\s+{_PATH_WORD}"
+    rf"|{_PATH_WORD}\s+is (?:correct|right|fine)(?: as it is)?\b",
+    re.IGNORECASE,
+)
+_LEAVE_KIND = re.compile(r"\bthe (\w+) file is (?:correct|right|fine)\b", re.IGNORECASE)
+_NAMED_PATH = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-][\w.-]*\.(\w+))(?![\w/-])")
+
+
+def files_to_keep(task: str) -> set[str]:
+    """The files the task says to leave as they are: named ("without changing test_shapes.py"), or
+    by kind ("the CSV file is correct as it is": the .csv files the task names)."""
+    kept = {name for match in _LEAVE_NAMED.finditer(task) for name in match.groups() if name}
+    for kind in _LEAVE_KIND.findall(task):
+        kept |= {path for path, suffix in _NAMED_PATH.findall(task) if suffix.lower() == kind.lower()}
+    return {name.removeprefix("./") for name in kept}
+
+
 # Installing a package, and the output of an install that found no network.
 _INSTALL = re.compile(
     r"^\s*(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|apt(?:-get)?|npm|yarn|conda|gem|cargo)\s+(?:install|add)\b",
@@ -50,9 +71,18 @@ class CommandGuards:
     def refusal(self, command: str, task: str) -> str | None:
         """Why `command` may not run: it deletes a file the task names, and the task asks for no deletion.
         (Told to stop tracking `debug.log`, or to make `wordcount.py` runnable, a small model deletes it.)
-        Or it installs a package, after an install found no network: small models try again and again."""
+        Or it installs a package, after an install found no network: small models try again and again.
+        Or it changes a file the task says to leave as it is (the data a program fails on, the tests)."""
         if self.offline and _INSTALL.search(command):
             return f"Not run: {NO_NETWORK}"
+        written = [*redirected_files(command), *sed_targets(command), *removed_files(command)]
+        kept = files_to_keep(task)
+        for path in (path.removeprefix("./") for path in written):
+            if path in kept:
+                return (
+                    f"Not run: the task says to leave {path} as it is, so it may not be changed. "
+                    "Change the code that works with it instead."
+                )
         if _DELETION.search(task):
             return None
         for path in removed_files(command):

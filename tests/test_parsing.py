@@ -284,3 +284,9 @@ def test_inline_code_in_the_done_line_is_no_command_to_run():
 def test_an_empty_bash_block_runs_nothing():
     parsed = parse_reply("```bash\n```")
     assert parsed.command is None and parsed.error.startswith("Your ```bash block was empty")
+
+
+def test_a_comment_line_inside_a_quoted_string_does_not_split_the_block():
+    script = 'echo "import pytest\ndef test_it():\n    assert f(1) == 2\n# Run the tests\npython3 -m pytest"\n'
+    script += "# Commit\ngit add -A"
+    assert first_commented_step(script) is None

@@ -311,14 +311,23 @@ def first_commented_step(script: str) -> str | None:
         if stripped.startswith("#") and not stripped.startswith("#!"):
             if has_command:
                 later = [ln.strip() for ln in lines[index:]]
-                if any(ln and not ln.startswith("#") for ln in later):
-                    return "\n".join(lines[:index]).strip("\n")
-                return None
+                first = "\n".join(lines[:index]).strip("\n")
+                if any(ln and not ln.startswith("#") for ln in later) and _quotes_closed(first):
+                    return first
+                return None  # a "# comment" inside a quoted string (`echo "...` over lines) is no step
         elif stripped:
             if _COMPOUND.search(line):
                 return None
             has_command = True
     return None
+
+
+def _quotes_closed(command: str) -> bool:
+    try:
+        shlex.split(command, comments=True)
+    except ValueError:
+        return False
+    return True
 
 
 def _bare_command(text: str) -> str | None:

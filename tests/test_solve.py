@@ -264,6 +264,32 @@ def test_done_while_the_named_command_prints_other_than_the_task_says_is_questio
     assert result.returncode == 0 and events[-1]["summary"] == "added --shout now"
 
 
+def test_done_while_the_docstring_examples_of_a_changed_file_fail_is_questioned(failing_repo: Path, write_replies):
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    (failing_repo / "durations.py").write_text(
+        'def parse_duration(text):\n    """Seconds in "45s".\n\n    >>> parse_duration(" 45s ")\n    45\n    """\n'
+        "    raise NotImplementedError\n"
+    )
+    git(failing_repo, "add", "durations.py")
+    git(failing_repo, "commit", "-qm", "durations")
+    docstring = '    """Seconds in "45s".\n\n    >>> parse_duration(" 45s ")\n    45\n    """\n'
+    wrong = f"def parse_duration(text):\n{docstring}    return int(text[:-1])\n"  # no strip: " 45s " fails
+    right = f"def parse_duration(text):\n{docstring}    return int(text.strip()[:-1])\n"
+    replies = [
+        f"durations.py\n```python\n{wrong}```",
+        "DONE: implemented",  # first told to check the change, then that the examples fail
+        "DONE: implemented it",
+        f"durations.py\n```python\n{right}```",
+        "```bash\npython3 -m doctest durations.py\n```",
+        "DONE: implemented, examples pass",
+    ]
+    result, events = solve_json(failing_repo, "Implement parse_duration in durations.py", write_replies(replies))
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert any("the examples in the docstrings fail (`python3 -m doctest durations.py`)" in o for o in objections)
+    assert any("Failed example:" in o and 'parse_duration(" 45s ")' in o for o in objections)
+    assert result.returncode == 0 and events[-1]["summary"] == "implemented, examples pass"
+
+
 def test_tests_that_pass_before_the_first_reply_are_not_shown(failing_repo: Path, write_replies):
     (failing_repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     git(failing_repo, "commit", "-qam", "fixed")

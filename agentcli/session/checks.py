@@ -54,3 +54,28 @@ def failing_command(
     if expected is not None and expected not in obs.output:
         return f"`{command}` should print `{expected}`, as the task says, but it prints:\n{output}"
     return None
+
+
+DOCTEST = "python3 -m doctest"
+# A docstring example: `>>> parse_duration("1h30m")` on a line of its own.
+_EXAMPLE = re.compile(r"^\s*>>> \S", re.MULTILINE)
+
+
+def has_examples(text: str) -> bool:
+    """Whether a Python file's text holds doctest examples."""
+    return _EXAMPLE.search(text) is not None
+
+
+def failing_examples(sandbox: Sandbox, paths: list[str], timeout: float = TEST_TIMEOUT) -> str | None:
+    """What `python3 -m doctest` prints for the examples in `paths` that fail, or None when they pass.
+
+    The examples a docstring gives are the one check a function written from its docstring has
+    where the repository has no tests for it."""
+    if not paths:
+        return None
+    command = f"{DOCTEST} {' '.join(shlex.quote(p) for p in paths)}"
+    obs = sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && {QUIET_ENV} {command})", timeout=timeout)
+    if obs.timed_out or obs.ok or "Failed example:" not in obs.output:
+        return None  # a module doctest cannot import on its own (relative imports) says nothing
+    output = without_library_frames(obs.output).strip()
+    return f"the examples in the docstrings fail (`{command}`):\n{cut_middle(output, SHOWN_CHARS)}"

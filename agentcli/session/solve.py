@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, Agent, Approver, Outcome, RunLimits
-from agentcli.agent.tracebacks import excerpt
+from agentcli.agent.tracebacks import excerpt, is_test_file
 from agentcli.config import Settings
 from agentcli.context.window import ContextWindow, context_for_run
 from agentcli.errors import (
@@ -35,7 +35,7 @@ from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
-from agentcli.session.checks import failing_command, failing_tests, test_command
+from agentcli.session.checks import failing_command, failing_examples, failing_tests, has_examples, test_command
 from agentcli.session.first_looks import (
     TESTS,
     expected_outputs,
@@ -56,7 +56,7 @@ RETRY_TEMPERATURE = 0.6
 GAVE_UP = ("stuck:", "replies in a row had no usable command")
 # Objections to DONE that, still standing when it was accepted, make the attempt worth redoing; each
 # with where its text is cut for the notice.
-RETRY_DOUBTS = {"outputs": ":", "syntax": " (", "empty": ":", "tests": ":", "looks": ":\n"}
+RETRY_DOUBTS = {"outputs": ":", "syntax": " (", "empty": ":", "tests": ":", "examples": " (", "looks": ":\n"}
 
 
 @dataclass
@@ -175,6 +175,7 @@ class Session:
         ]
         if approve is None:  # where commands need the user's approval, none runs unasked
             agent.finish_checks.append(("tests", self._failing_tests))
+            agent.finish_checks.append(("examples", self._failing_examples))
         return agent
 
     def _nothing_changed(self) -> str | None:
@@ -241,6 +242,20 @@ class Session:
             return None
         self.notify(f"checking before finishing: {command}")
         return failing_tests(self.sandbox, command)
+
+    def _failing_examples(self) -> str | None:
+        """An objection to "done" while the docstring examples of a Python file the task changed fail."""
+        if self._checkpoint is None or self.sandbox is None:
+            return None
+        changed = [
+            path
+            for status, path in cp.changed_paths(self.root, self._checkpoint)
+            if status != "D" and path.endswith(".py") and not is_test_file(path) and (self.root / path).is_file()
+        ]
+        with_examples = [path for path in changed if has_examples((self.root / path).read_text(errors="replace"))]
+        if with_examples:
+            self.notify(f"checking before finishing: the examples in {', '.join(with_examples)}")
+        return failing_examples(self.sandbox, with_examples)
 
     def _failing_look(self, task: str, looks: list[str]) -> str | None:
         """An objection to "done" while a command the task names fails, or prints other than the task says."""

@@ -41,3 +41,15 @@ def test_a_json_the_task_asks_for_must_parse_and_other_files_are_not_judged():
     problem = output_problem("merged.json", "{'a': 1}", "write merged.json")
     assert problem is not None and problem.startswith("merged.json is not valid JSON (Expecting property name")
     assert output_problem("root_cause.txt", "anything at all", "write root_cause.txt") is None
+
+
+def test_a_csv_must_start_with_the_columns_the_task_lists():
+    task = "data/users.json to data/users.csv: a header row, then one row per user with the columns id, name, email"
+    assert output_problem("data/users.csv", "id,name,email\n1,Ada,ada@example.org\n", task) is None
+    awk = '[,,\n    {,,\n        "id": 1,,\n'  # `json.tool | awk -F,` output: three columns on every line
+    assert output_problem("data/users.csv", awk, task) == (
+        "the first line of data/users.csv should be the header `id,name,email`, as the task says, but it is `[,,`."
+    )
+    listed = "write out.csv with the columns `day`, `visits` and `errors`"
+    assert output_problem("out.csv", "day,visits,errors\n1,2,3\n", listed) is None
+    assert output_problem("out.csv", "day,visits\n1,2\n", "write out.csv with two columns") is None

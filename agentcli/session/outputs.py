@@ -20,8 +20,9 @@ _NAMED_FILE = re.compile(
     r"(?![\w/-])",
     re.IGNORECASE,
 )
-# A header the task quotes: `status,count`.
+# A header the task quotes: `status,count`; or the columns it lists: "the columns id, name, email".
 _QUOTED_HEADER = re.compile(r"^[\w .-]+(?:,[\w .-]+)+$")
+_COLUMNS = re.compile(r"\bcolumns?\s+(`?\w+`?(?:\s*,\s*`?\w+`?)*(?:,?\s+and\s+`?\w+`?)?)", re.IGNORECASE)
 
 
 def named_outputs(task: str, files: list[str]) -> list[str]:
@@ -55,7 +56,20 @@ def output_problem(name: str, text: str, task: str) -> str | None:
     if odd is not None:
         shown = lines[odd].strip()
         return f"{name} is not comma-separated CSV with the same columns on every line: line {odd + 1} is `{shown}`."
-    header = next((q for q in QUOTED.findall(task) if _QUOTED_HEADER.match(q)), None)
+    header = _expected_header(task)
     if header is not None and (first := lines[0].strip()) != header:
         return f"the first line of {name} should be the header `{header}`, as the task says, but it is `{first}`."
     return None
+
+
+def _expected_header(task: str) -> str | None:
+    """The header row the task asks for, as a CSV line: quoted (`status,count`) or listed ("with the
+    columns id, name, email"); None when it names none."""
+    quoted = next((q for q in QUOTED.findall(task) if _QUOTED_HEADER.match(q)), None)
+    if quoted is not None:
+        return quoted
+    listed = _COLUMNS.search(task)
+    if listed is None:
+        return None
+    names = re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", listed.group(1).replace("`", ""))
+    return ",".join(names) if len(names) >= 2 else None

@@ -725,6 +725,14 @@ def test_a_script_that_may_not_run_gets_the_commands_that_let_it(host):
     assert "its first line must name its interpreter: `sed -i '1i #!/usr/bin/env python3' count.py`" in observation
 
 
+def test_a_first_look_that_may_not_run_gets_the_same_commands(host):
+    (Path(host.workdir) / "count.py").write_text("print(1)\n")
+    model = ScriptedModel(["DONE: nothing"])
+    Agent(model, host, EventBus(), limits=RunLimits(max_steps=1)).run("make it run", first_looks=["./count.py"])
+    task_message = model.calls[0][-1]["content"]
+    assert "Permission denied" in task_message and "`chmod +x count.py` makes it so." in task_message
+
+
 def test_a_python_file_rewritten_one_echo_at_a_time_is_spliced_as_a_block(host):
     greet = Path(host.workdir) / "greet.py"
     original = (

@@ -196,10 +196,13 @@ class Agent:
         model's shell keeps its state) and writes no bytecode into the repository.
         """
         self.events.emit(CommandStarted(step=0, command=command, notes=["run before the first reply"]))
-        obs = self._run_at_root(f"export PYTHONDONTWRITEBYTECODE=1 && {command}", FIRST_LOOK_TIMEOUT)
-        self.events.emit(_finished_event(0, dataclasses.replace(obs, command=command)))
+        run = self._run_at_root(f"export PYTHONDONTWRITEBYTECODE=1 && {command}", FIRST_LOOK_TIMEOUT)
+        obs = dataclasses.replace(run, command=command)
+        self.events.emit(_finished_event(0, obs))
         focus = None if obs.ok else self._failure_focus(obs.output)
-        notes = [focus[2]] if focus else []
+        # The way past a failure it would get stuck at, as after its own command (`chmod +x`).
+        advice = None if obs.ok else self.guards.failure_advice(obs)
+        notes = [note for note in (focus[2] if focus else None, advice) if note]
         return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
 
     def continue_with(self, task: str) -> Outcome:

@@ -27,7 +27,7 @@ NOTHING_TO_COMMIT = "nothing to commit, working tree clean"
 _PATH_WORD = r"`?((?:[\w-]+/)*[\w.-]+\.\w+)`?"
 _LEAVE_NAMED = re.compile(
     rf"\b(?:without (?:changing|modifying|editing|touching)|do(?:n't| not) (?:change|modify|edit|touch))\s+{_PATH_WORD}"
-    rf"|{_PATH_WORD}\s+is (?:correct|right|fine)(?: as it is)?\b",
+    rf"|{_PATH_WORD}\s+is (?:correct|right|fine) as it is\b",  # not "calc.py is correct for ints, but ..."
     re.IGNORECASE,
 )
 _LEAVE_KIND = re.compile(r"\bthe (\w+) file is (?:correct|right|fine)\b", re.IGNORECASE)

@@ -57,6 +57,9 @@ def failing_command(
 
 
 DOCTEST = "python3 -m doctest"
+# Examples run in seconds; a module that does more when imported (a script without a main guard)
+# is not waited for.
+EXAMPLES_TIMEOUT = 20.0
 # A docstring example: `>>> parse_duration("1h30m")` on a line of its own.
 _EXAMPLE = re.compile(r"^\s*>>> \S", re.MULTILINE)
 
@@ -66,7 +69,7 @@ def has_examples(text: str) -> bool:
     return _EXAMPLE.search(text) is not None
 
 
-def failing_examples(sandbox: Sandbox, paths: list[str], timeout: float = TEST_TIMEOUT) -> str | None:
+def failing_examples(sandbox: Sandbox, paths: list[str], timeout: float = EXAMPLES_TIMEOUT) -> str | None:
     """What `python3 -m doctest` prints for the examples in `paths` that fail, or None when they pass.
 
     The examples a docstring gives are the one check a function written from its docstring has

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -817,3 +818,22 @@ def test_a_file_the_task_says_to_leave_as_it_is_is_not_changed(host):
     assert (work / "data" / "orders.csv").read_text() == "id,total\n1,9.5\n"
     assert (work / "test_shapes.py").read_text() == "def test_it():\n    assert True\n"
     assert [e.command for e in seen if isinstance(e, CommandFinished)] == ["sed -i 's/total/amount/' main.py"]
+
+
+def test_an_append_that_sets_a_setting_a_second_time_is_put_back_with_the_edit_in_place(host):
+    # bump-version: `echo 'version = "1.5.0"' >> pyproject.toml` under the file's `version = "1.4.2"`.
+    work = Path(host.workdir)
+    pyproject = '[project]\nname = "weather"\nversion = "1.4.2"\n'
+    (work / "pyproject.toml").write_text(pyproject)
+    (work / "notes.md").write_text("Note: one\n")
+    appends = "echo 'version = \"1.5.0\"' >> pyproject.toml && echo 'Note: two' >> notes.md"
+    model = ScriptedModel([f"```bash\n{appends}\n```", "DONE: bumped"])
+    Agent(model, host, EventBus()).run("bump the version to 1.5.0")
+    assert (work / "pyproject.toml").read_text() == pyproject
+    assert (work / "notes.md").read_text() == "Note: one\nNote: two\n"  # prose is no settings file
+    observation = model.calls[1][-1]["content"]
+    edit = "sed -i '3s|.*|version = \"1.5.0\"|' pyproject.toml"
+    assert "pyproject.toml sets version already (line 3)" in observation
+    assert f"To change line 3 in place: `{edit}`." in observation
+    subprocess.run(["bash", "-c", edit], cwd=work, check=True)
+    assert (work / "pyproject.toml").read_text() == pyproject.replace("1.4.2", "1.5.0")

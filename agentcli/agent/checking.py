@@ -114,6 +114,11 @@ def overwrites(command: str) -> list[tuple[str, str]]:
     return found
 
 
+def appended_files(command: str) -> list[str]:
+    """Every file `command` adds to with `>>`."""
+    return [path for part in _parts(command) for operator, path in _file_redirects(part) if operator == ">>"]
+
+
 def only_changes(command: str) -> bool:
     """True when `command` changes files and nothing after the last change shows a result."""
     parts = _parts(command)

@@ -92,6 +92,29 @@ def overwrite_loss(original: str, content: str, program: str) -> str | None:
     return None
 
 
+# A setting on a line of its own: `version = "1.4.2"`, `__version__ = "1.4.2"`, `port: 8000`, `PORT=8000`.
+_SETTING = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)\s*[=:]\s*\S")
+# Files whose `key = value` lines are settings read once each (not prose, where "Note: ..." is no key).
+_SETTINGS_FILES = re.compile(r"(?:\.(?:toml|ini|cfg|conf|ya?ml|env|properties|py)|(?:^|/)\.env[\w.-]*)$")
+
+
+def duplicated_setting(path: str, original: str, content: str) -> tuple[str, int, str] | None:
+    """(key, its line in `original`, the line added) when an append to a settings file added a line
+    for a key the file already sets: `echo 'version = "1.5.0"' >> pyproject.toml` where the file has
+    `version = "1.4.2"` (small models append where they mean to replace). None otherwise."""
+    if not _SETTINGS_FILES.search(path) or not content.startswith(original):
+        return None
+    existing: dict[tuple[str, str], int] = {}
+    for number, line in enumerate(original.splitlines(), 1):
+        if match := _SETTING.match(line):
+            existing.setdefault((match.group(1), match.group(2)), number)
+    for line in content[len(original) :].splitlines():
+        match = _SETTING.match(line)
+        if match and (key := (match.group(1), match.group(2))) in existing:
+            return match.group(2), existing[key], line
+    return None
+
+
 def defined_names(block: str) -> list[str]:
     """The top-level functions and classes a Python block defines, in order; [] if it does not parse."""
     try:

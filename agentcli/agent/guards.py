@@ -2,9 +2,9 @@
 what it lost that comes back, failures that are none, and the way past failures small models are stuck at.
 
 Small models delete the file a task is about, redirect into folders that do not exist, write `>` for
-`>>`, filter a file into itself, take git's "nothing to commit" for a failure to fix, and try to
-install packages again and again where there is no network. Each guard
-says what it did, so the model learns the better way from its own command.
+`>>` and `>>` for a change of a setting, filter a file into itself, take git's "nothing to commit"
+for a failure to fix, and try to install packages again and again where there is no network. Each
+guard says what it did, so the model learns the better way from its own command.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import re
 import shlex
 from collections.abc import Callable
 
-from agentcli.agent.checking import overwrites, redirected_files, removed_files
-from agentcli.agent.edits import overwrite_loss, sed_targets
+from agentcli.agent.checking import appended_files, overwrites, redirected_files, removed_files
+from agentcli.agent.edits import duplicated_setting, overwrite_loss, sed_targets
 from agentcli.sandbox.base import Observation, Sandbox
 
 # Words of a task that asks for something to be deleted.
@@ -56,7 +56,8 @@ NO_NETWORK = (
     "There is no network here, so nothing can be installed. Do the task with what is installed already "
     "(for Python, the standard library)."
 )
-# What `overwritten` records of each file a command writes over: the writing program, the text before.
+# What `overwritten` records of each file a command writes over: the writing program (`>>` for an
+# append), the text before.
 Overwritten = dict[str, tuple[str, str | None]]
 
 
@@ -136,15 +137,25 @@ class CommandGuards:
         return f"The folder {', '.join(made)} did not exist, so it was made for your redirect." if made else None
 
     def before_overwrites(self, command: str) -> Overwritten:
-        """What each file `command` writes over with `>` holds now, for `undo_lossy_overwrites`."""
-        return {path: (program, self.read(path)) for path, program in overwrites(command)}
+        """What each file `command` writes over with `>`, or adds to with `>>`, holds now, for
+        `undo_lossy_overwrites`."""
+        before = {path: (">>", self.read(path)) for path in appended_files(command)}
+        return before | {path: (program, self.read(path)) for path, program in overwrites(command)}
 
     def undo_lossy_overwrites(self, command: str, before: Overwritten) -> list[str]:
-        """Put back each file a `>` of `command` wrote over and so lost what it held; a note for each."""
+        """Put back each file a `>` of `command` wrote over and so lost what it held, and each settings
+        file a `>>` gave a second line for a key it sets; a note for each."""
         notes = []
         for path, (program, old) in before.items():
             new = self.read(path)
-            if old is None or new is None or (loss := overwrite_loss(old, new, program)) is None:
+            if old is None or new is None:
+                continue
+            if program == ">>":
+                if (duplicate := duplicated_setting(path, old, new)) is not None:
+                    self.sandbox.write_file(path, old)
+                    notes.append(_duplicate_note(path, *duplicate))
+                continue
+            if (loss := overwrite_loss(old, new, program)) is None:
                 continue
             self.sandbox.write_file(path, old)
             if path in command.split(">", 1)[0] and not new.strip():
@@ -172,6 +183,16 @@ def already_done(command: str, obs: Observation) -> str | None:
 # `bash: ./scripts/run.py: Permission denied` (exit 126): a script run directly that may not be.
 _NOT_EXECUTABLE = re.compile(r"^(?:bash: )?(?:line \d+: )?((?:\./)?[\w./-]+): Permission denied$", re.MULTILINE)
 INTERPRETER_LINES = {".py": "#!/usr/bin/env python3", ".sh": "#!/usr/bin/env bash", ".bash": "#!/usr/bin/env bash"}
+
+
+def _duplicate_note(path: str, key: str, line: int, added: str) -> str:
+    """What an append that set `key` a second time did, and the `sed` that changes the line instead."""
+    replacement = re.sub(r"([\\&|])", r"\\\1", added)
+    edit = f"sed -i {shlex.quote(f'{line}s|.*|{replacement}|')} {shlex.quote(path)}"  # that line only
+    return (
+        f"`>> {path}` added `{added.strip()}`, but {path} sets {key} already (line {line}), so {path} was put "
+        f"back as it was: a second {key} is not a change of the first. To change line {line} in place: `{edit}`."
+    )
 
 
 def _line_placement(path: str, written: str) -> str:

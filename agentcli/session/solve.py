@@ -182,7 +182,11 @@ class Session:
         """An objection to "done" when the current task has changed no file (asked once per task)."""
         if self._checkpoint is None or cp.changed_paths(self.root, self._checkpoint):
             return None
-        return "No file in the repository has changed yet."
+        # Said done after only looking, a small model needs the way to make a change as much as the news.
+        return (
+            "No file in the repository has changed yet, so the task is not done. To change a file, write its path "
+            "on a line, then a fenced block with its new content (for Python, the complete functions you change)."
+        )
 
     def _output_problem(self, outputs: list[str], task: str) -> str | None:
         """An objection to "done" while a file the task names, and asks for, does not exist, or is not

@@ -837,3 +837,12 @@ def test_an_append_that_sets_a_setting_a_second_time_is_put_back_with_the_edit_i
     assert f"To change line 3 in place: `{edit}`." in observation
     subprocess.run(["bash", "-c", edit], cwd=work, check=True)
     assert (work / "pyproject.toml").read_text() == pyproject.replace("1.4.2", "1.5.0")
+
+
+def test_an_echo_whose_quotes_do_not_close_gets_the_way_to_write_a_file(host):
+    # write-missing-test: `echo "import pytest` and the tests, with a `"` inside that ends the quote early.
+    broken = 'echo "import pytest\ndef test_it():\n    assert f("a") == 1\n# Run the tests\npython3 -m pytest'
+    model = ScriptedModel([f"```bash\n{broken}\n```", "DONE: wrote it"])
+    Agent(model, host, EventBus()).run("write tests/test_x.py")
+    observation = model.calls[1][-1]["content"]
+    assert "[syntax error" in observation and "The quotes of your echo do not close." in observation

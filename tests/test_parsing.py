@@ -259,6 +259,7 @@ def test_a_python_script_in_a_bash_block_is_code():
         ("Plan 1 completed. Now, let's convert the JSON to CSV.", True),
         ("Step 2 done", True),
         ("Read the file; next I will write the CSV", True),
+        ("First, we need to create the test files and write the tests.", True),
         ("I tried running the script again, but the result was the same. Let's try a different approach.", True),
         ("Converted data/users.json to data/users.csv", False),
         ("Fixed all 3 steps of the pipeline", False),

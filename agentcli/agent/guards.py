@@ -52,6 +52,8 @@ _OFFLINE = re.compile(
     r"Temporary failure in name resolution|Failed to establish a new connection|Could not resolve host"
     r"|Network is unreachable|No matching distribution found|Could not connect"
 )
+# `echo "import pytest` and lines of code after it: a file's content quoted for the shell.
+_ECHOED_TEXT = re.compile(r"^\s*(?:echo|printf)(?:\s+-\w+)*\s+[\"'][^\n]*\n", re.MULTILINE)
 NO_NETWORK = (
     "There is no network here, so nothing can be installed. Do the task with what is installed already "
     "(for Python, the standard library)."
@@ -99,10 +101,16 @@ class CommandGuards:
 
     def failure_advice(self, obs: Observation) -> str | None:
         """The exact way past a failure small models do not know how to get past, or None: a script
-        that may not run, or an install that cannot download (after which no install runs again)."""
+        that may not run, an install that cannot download (after which no install runs again), code
+        echoed in quotes that do not close."""
         if _INSTALL.search(obs.command) and _OFFLINE.search(obs.output):
             self.offline = True
             return NO_NETWORK
+        if obs.syntax_error and _ECHOED_TEXT.search(obs.command):
+            return (
+                "The quotes of your echo do not close. To write a file, write its path on a line, then a fenced "
+                "block with its complete content: nothing in a block needs quoting."
+            )
         denied = _NOT_EXECUTABLE.search(obs.output) if obs.exit_code == 126 else None
         if denied is None:
             return None

@@ -591,7 +591,7 @@ def _is_python(command: str) -> bool:
 
 _STEP_REPORT = re.compile(
     r"\b(?:step|plan)\s*\d+\b|\blet'?s\b|\blet us\b"
-    r"|\b(?:now|next)\b,?\s+(?:i will|i'll|we will|we'll|i need to|we need to)\b",
+    r"|\b(?:now|next)\b,?\s+(?:i will|i'll|we will|we'll)\b|\b(?:i|we) (?:still )?need to\b",
     re.IGNORECASE,
 )
 

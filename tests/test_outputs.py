@@ -53,3 +53,19 @@ def test_a_csv_must_start_with_the_columns_the_task_lists():
     listed = "write out.csv with the columns `day`, `visits` and `errors`"
     assert output_problem("out.csv", "day,visits,errors\n1,2,3\n", listed) is None
     assert output_problem("out.csv", "day,visits\n1,2\n", "write out.csv with two columns") is None
+
+
+def test_what_the_task_says_of_its_one_result_holds():
+    todo = "How many TODO comments are there under src/? Write just the number to todo_count.txt."
+    assert output_problem("todo_count.txt", "7\n", todo) is None
+    assert output_problem("todo_count.txt", "src/a.py:3: # TODO\n7\n", todo) == (
+        "todo_count.txt should hold just the number, as the task says, but it holds: src/a.py:3: # TODO\n7"
+    )
+    cause = "write the ERROR line that shows it, copied exactly as one line, to root_cause.txt"
+    assert output_problem("root_cause.txt", "ERROR disk full\n", cause) is None
+    problem = output_problem("root_cause.txt", "ERROR a\nERROR b\nERROR c\n", cause)
+    assert (
+        problem
+        == "root_cause.txt should be one line, as the task says, but it has 3: choose the one line the task asks for."
+    )
+    assert output_problem("root_cause.txt", "ERROR a\nERROR b\n", cause, only_output=False) is None

@@ -12,6 +12,7 @@ import io
 import json
 import re
 
+from agentcli.context.summary import cut_middle
 from agentcli.session.first_looks import QUOTED
 
 # A file name in a task: a path ending in an extension that names a file, not a version or "e.g.".
@@ -22,6 +23,9 @@ _NAMED_FILE = re.compile(
 )
 # A header the task quotes: `status,count`; or the columns it lists: "the columns id, name, email".
 _QUOTED_HEADER = re.compile(r"^[\w .-]+(?:,[\w .-]+)+$")
+# What a task says of its one result: "Write just the number to todo_count.txt", "copied exactly as one line".
+_NUMBER_ONLY = re.compile(r"\b(?:just|only) (?:the|a) (?:number|count|total)\b", re.IGNORECASE)
+_ONE_LINE = re.compile(r"\b(?:as|on|in) (?:one|a single) line\b", re.IGNORECASE)
 _COLUMNS = re.compile(r"\bcolumns?\s+(`?\w+`?(?:\s*,\s*`?\w+`?)*(?:,?\s+and\s+`?\w+`?)?)", re.IGNORECASE)
 
 
@@ -38,8 +42,17 @@ def named_outputs(task: str, files: list[str]) -> list[str]:
     return [name for name in found if name not in present and name not in basenames]
 
 
-def output_problem(name: str, text: str, task: str) -> str | None:
-    """What is wrong with `text` as the content of the file `name` the task asks for, or None."""
+def output_problem(name: str, text: str, task: str, *, only_output: bool = True) -> str | None:
+    """What is wrong with `text` as the content of the file `name` the task asks for, or None. What the
+    task says of "the" result (just a number, one line) holds for its `only_output`."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if only_output and lines and _NUMBER_ONLY.search(task) and not re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", text):
+        return f"{name} should hold just the number, as the task says, but it holds: {cut_middle(text.strip(), 200)}"
+    if only_output and len(lines) > 1 and _ONE_LINE.search(task):
+        count = len(lines)
+        return (
+            f"{name} should be one line, as the task says, but it has {count}: choose the one line the task asks for."
+        )
     if name.lower().endswith(".json"):
         try:
             json.loads(text)
@@ -48,7 +61,6 @@ def output_problem(name: str, text: str, task: str) -> str | None:
         return None
     if not name.lower().endswith(".csv"):
         return None
-    lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         return None  # an empty file has its own objection
     widths = [len(row) for row in csv.reader(io.StringIO("\n".join(lines)))]

@@ -190,13 +190,13 @@ class Session:
 
     def _output_problem(self, outputs: list[str], task: str) -> str | None:
         """An objection to "done" while a file the task names, and asks for, does not exist, or is not
-        of its kind (a .csv not comma-separated, with another header than the task quotes; a .json
-        that does not parse)."""
+        what the task says (see `output_problem`)."""
         for name in outputs:
             path = self.root / name
             if not path.is_file():
                 return f"{name}, which the task names, does not exist: write it (the task's result goes in that file)."
-            if problem := output_problem(name, path.read_text(errors="replace"), task):
+            text = path.read_text(errors="replace")
+            if problem := output_problem(name, text, task, only_output=len(outputs) == 1):
                 return problem
         return None
 

@@ -25,13 +25,14 @@ def test_a_csv_the_task_asks_for_must_be_comma_separated_with_its_quoted_header(
     assert output_problem("status_counts.csv", "status,count\n200,56\n404,12\n", task) is None
     uniq = "     56 200\n      3 201\n"  # `uniq -c` output
     assert output_problem("status_counts.csv", uniq, task) == (
-        "status_counts.csv is not comma-separated CSV with the same columns on every line: line 1 is `56 200`."
+        "status_counts.csv is not comma-separated CSV with the same columns on every line: line 1 is `56 200`. "
+        "A ```python block using the csv module writes it reliably."
     )
     ragged = output_problem("out.csv", "id,name\n1,Ada,extra\n", "write out.csv")
     assert ragged is not None and "line 2 is `1,Ada,extra`" in ragged
     assert output_problem("status_counts.csv", "code,count\n200,56\n", task) == (
         "the first line of status_counts.csv should be the header `status,count`, as the task says, "
-        "but it is `code,count`."
+        "but it is `code,count`. A ```python block using the csv module writes it reliably."
     )
     assert output_problem("users.csv", 'id,name\n1,"Lovelace, Ada"\n', "write users.csv") is None  # quoted comma
 
@@ -48,7 +49,8 @@ def test_a_csv_must_start_with_the_columns_the_task_lists():
     assert output_problem("data/users.csv", "id,name,email\n1,Ada,ada@example.org\n", task) is None
     awk = '[,,\n    {,,\n        "id": 1,,\n'  # `json.tool | awk -F,` output: three columns on every line
     assert output_problem("data/users.csv", awk, task) == (
-        "the first line of data/users.csv should be the header `id,name,email`, as the task says, but it is `[,,`."
+        "the first line of data/users.csv should be the header `id,name,email`, as the task says, but it is `[,,`. "
+        "A ```python block using the csv module writes it reliably."
     )
     listed = "write out.csv with the columns `day`, `visits` and `errors`"
     assert output_problem("out.csv", "day,visits,errors\n1,2,3\n", listed) is None

@@ -23,6 +23,8 @@ _NAMED_FILE = re.compile(
 )
 # A header the task quotes: `status,count`; or the columns it lists: "the columns id, name, email".
 _QUOTED_HEADER = re.compile(r"^[\w .-]+(?:,[\w .-]+)+$")
+# Shell text tools get data formats wrong; the objection says what gets them right.
+_PYTHON_WRITES = "A ```python block using the {module} module writes it reliably."
 # What a task says of its one result: "Write just the number to todo_count.txt", "copied exactly as one line".
 _NUMBER_ONLY = re.compile(r"\b(?:just|only) (?:the|a) (?:number|count|total)\b", re.IGNORECASE)
 _ONE_LINE = re.compile(r"\b(?:as|on|in) (?:one|a single) line\b", re.IGNORECASE)
@@ -57,7 +59,7 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
         try:
             json.loads(text)
         except ValueError as e:
-            return f"{name} is not valid JSON ({e})."
+            return f"{name} is not valid JSON ({e}). {_PYTHON_WRITES.format(module='json')}"
         return None
     if not name.lower().endswith(".csv"):
         return None
@@ -67,10 +69,12 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
     odd = next((i for i, width in enumerate(widths) if width < 2 or width != widths[0]), None)
     if odd is not None:
         shown = lines[odd].strip()
-        return f"{name} is not comma-separated CSV with the same columns on every line: line {odd + 1} is `{shown}`."
+        problem = f"{name} is not comma-separated CSV with the same columns on every line: line {odd + 1} is `{shown}`."
+        return f"{problem} {_PYTHON_WRITES.format(module='csv')}"
     header = _expected_header(task)
     if header is not None and (first := lines[0].strip()) != header:
-        return f"the first line of {name} should be the header `{header}`, as the task says, but it is `{first}`."
+        problem = f"the first line of {name} should be the header `{header}`, as the task says, but it is `{first}`."
+        return f"{problem} {_PYTHON_WRITES.format(module='csv')}"
     return None
 
 

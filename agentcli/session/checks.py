@@ -12,7 +12,7 @@ import shlex
 
 from agentcli.agent.tracebacks import TEST_FILE, without_library_frames
 from agentcli.context.summary import cut_middle
-from agentcli.sandbox.base import Sandbox
+from agentcli.sandbox.base import Observation, Sandbox
 
 PYTEST = "python3 -m pytest -x -q -p no:cacheprovider"
 # Checking must not leave files in the user's repository.
@@ -25,6 +25,12 @@ SHOWN_CHARS = 1800
 _TIMING = re.compile(r" in \d+(?:\.\d+)?s\b")
 
 
+def _run_quietly(sandbox: Sandbox, command: str, timeout: float) -> Observation:
+    """`command` at the repository root, writing no bytecode, in a subshell: the model's shell keeps
+    its own directory and variables."""
+    return sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && export {QUIET_ENV} && {command})", timeout=timeout)
+
+
 def test_command(files: list[str]) -> str | None:
     """The command that runs the repository's tests, or None when it has none we know how to run."""
     return PYTEST if any(TEST_FILE.search(f) for f in files) else None
@@ -32,8 +38,7 @@ def test_command(files: list[str]) -> str | None:
 
 def failing_tests(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT) -> str | None:
     """What the tests print when they fail, or None when they pass (or cannot say)."""
-    # A subshell, so the model's shell keeps its own directory and variables.
-    obs = sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && {QUIET_ENV} {command})", timeout=timeout)
+    obs = _run_quietly(sandbox, command, timeout)
     if obs.timed_out or obs.exit_code not in FAILING or "No module named pytest" in obs.output:
         return None
     output = _TIMING.sub("", without_library_frames(obs.output).strip())
@@ -45,7 +50,7 @@ def failing_command(
 ) -> str | None:
     """How `command` fails when run now (exit code and the end of its output), or prints other than the
     `expected` text; None when it does what the task says."""
-    obs = sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && export {QUIET_ENV} && {command})", timeout=timeout)
+    obs = _run_quietly(sandbox, command, timeout)
     output = cut_middle(obs.output.strip(), SHOWN_CHARS)
     if obs.timed_out:
         return None  # still running when stopped: a server, which says nothing of the change
@@ -77,7 +82,7 @@ def failing_examples(sandbox: Sandbox, paths: list[str], timeout: float = EXAMPL
     if not paths:
         return None
     command = f"{DOCTEST} {' '.join(shlex.quote(p) for p in paths)}"
-    obs = sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && {QUIET_ENV} {command})", timeout=timeout)
+    obs = _run_quietly(sandbox, command, timeout)
     if obs.timed_out or obs.ok or "Failed example:" not in obs.output:
         return None  # a module doctest cannot import on its own (relative imports) says nothing
     output = without_library_frames(obs.output).strip()

@@ -11,7 +11,15 @@ from agentcli.events import CommandFinished, Event, EventBus
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
 from agentcli.session.checks import failing_command
-from agentcli.session.first_looks import TESTS, expected_outputs, first_looks, task_hint
+from agentcli.session.first_looks import (
+    TESTS,
+    concerns_failures,
+    expected_outputs,
+    first_looks,
+    replaced_text,
+    search_look,
+    task_hint,
+)
 
 FILES = ["app.py", "backup.sh", "scripts/wordcount.py", "helpers/text.py", "README.md"]
 
@@ -56,6 +64,51 @@ def test_commands_that_are_not_run_unasked(task: str):
 def test_the_tests_run_when_the_task_quotes_nothing_runnable():
     assert first_looks("the pager is off by one", [*FILES, "tests/test_pager.py"]) == [TESTS]
     assert first_looks("the pager is off by one", FILES) == []
+
+
+@pytest.mark.parametrize(
+    ("task", "about_failures"),
+    [
+        ("The tests in test_pager.py are failing", True),
+        ("Bug report: adding stock changes other objects", True),
+        ("`python3 main.py` crashes with a KeyError", True),
+        ("Make `python3 -m pytest` pass", True),
+        ("How many TODO comments are there under src/? Write just the number to todo_count.txt.", False),
+        ("Add a `timeout` setting (in seconds, default 30)", False),
+        ("Make it raise ValueError when width is not positive", False),
+    ],
+)
+def test_which_tasks_speak_of_tests_or_failures(task: str, about_failures: bool):
+    assert concerns_failures(task) is about_failures
+
+
+@pytest.mark.parametrize(
+    ("task", "text"),
+    [
+        ("Rename the function calc_total to compute_total everywhere", "calc_total"),
+        ("rename `load_cfg` to `load_config`", "load_cfg"),
+        ("bump the project version from 1.4.2 to 1.5.0 everywhere", "1.4.2"),
+        ("switch every call from old_api to new_api", "old_api"),
+        ('fix the misspelling "recieve" in README.md', "recieve"),
+        ("Convert data/users.json to data/users.csv", None),
+        ("move from the CSV to JSON", None),
+    ],
+)
+def test_what_a_task_replaces_everywhere(task: str, text: str | None):
+    assert replaced_text(task) == text
+
+
+def test_the_search_look_lists_every_line_holding_the_text(tmp_path: Path):
+    (tmp_path / "README.md").write_text("pip install weather==1.4.2\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text('__version__ = "1.4.2"\nOTHER = "1x4x2"\n')
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        obs = box.run(search_look("1.4.2"))
+    assert obs.ok
+    assert sorted(obs.output.splitlines()) == [
+        "./README.md:1:pip install weather==1.4.2",
+        './pkg/__init__.py:1:__version__ = "1.4.2"',
+    ]
 
 
 def test_the_model_sees_what_ran_before_its_first_reply(tmp_path: Path):

@@ -191,7 +191,7 @@ def test_help_does_not_import_heavy_modules(tmp_path: Path):
 def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_repo: Path, write_replies):
     replies = ["```bash\ncat calc.py\n```", "DONE: looked at it", "DONE: nothing to change", "DONE: really"]
     result = agentcli(
-        "solve", "check calc.py", "--model", write_replies(replies), "--sandbox", "host", "--json", cwd=failing_repo
+        "solve", "fix calc.py", "--model", write_replies(replies), "--sandbox", "host", "--json", cwd=failing_repo
     )
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.returncode == 0 and events[-1]["steps"] == 4
@@ -300,6 +300,56 @@ def test_tests_that_pass_before_the_first_reply_are_not_shown(failing_repo: Path
     result, events = solve_json(failing_repo, "add sub(a, b) to calc.py", write_replies(replies))
     assert result.returncode == 0 and events[-1]["summary"] == "added sub"
     assert [e["step"] for e in events if e["type"] == "command_finished"] == [1]  # no look at step 0
+
+
+COUNT_TASK = "How many functions are there? Write just the number to count.txt."
+
+
+def test_tests_failing_before_a_task_that_does_not_speak_of_them_are_neither_shown_nor_held_against_it(
+    failing_repo: Path, write_replies
+):
+    (failing_repo / "test_words.py").write_text(
+        "from calc import add\n\n\ndef test_words():\n    assert add(0, 0) == 0\n"
+    )
+    git(failing_repo, "add", ".")
+    git(failing_repo, "commit", "-qm", "words")
+    replies = [
+        "```bash\nprintf '2\\n' > count.txt && cat count.txt\n```",
+        "DONE: counted",
+    ]
+    result, events = solve_json(
+        failing_repo, "How many functions are there? Write just the number to count.txt.", write_replies(replies)
+    )
+    assert result.returncode == 0 and events[-1]["summary"] == "counted"
+    assert [e["step"] for e in events if e["type"] == "command_finished"] == [1]  # test_calc's failure not shown
+    assert not [e for e in events if e["type"] == "format_error"]
+    # A failure the task's change brings is held against it, behind the old one too.
+    replies = [
+        "```bash\nprintf 'def add(a, b):\\n    return 1\\n' > calc.py && printf '2\\n' > count.txt && cat calc.py\n```",
+        "DONE: counted",
+    ]
+    result, events = solve_json(
+        failing_repo, "How many functions are there? Write just the number to count.txt.", write_replies(replies)
+    )
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert objections and "the repository's tests fail" in objections[0] and "test_words" in objections[0]
+
+
+def test_a_task_that_renames_everywhere_is_shown_every_line_holding_the_name(failing_repo: Path, write_replies):
+    replies = [
+        "```bash\nsed -i 's/\\badd\\b/plus/g' calc.py test_calc.py && grep -n plus calc.py test_calc.py\n```",
+        "DONE: renamed",
+    ]
+    result, events = solve_json(failing_repo, "Rename add to plus everywhere.", write_replies(replies))
+    assert result.returncode == 0 and events[-1]["summary"] == "renamed"
+    looks = [e for e in events if e["type"] == "command_finished" and e["step"] == 0]
+    assert [e["command"] for e in looks] == ["grep -rnIF --exclude-dir=.git --exclude-dir=.agentcli -- add ."]
+    assert sorted(looks[0]["output"].splitlines()) == [
+        "./calc.py:1:def add(a, b):",
+        "./test_calc.py:1:from calc import add",
+        "./test_calc.py:4:def test_add():",
+        "./test_calc.py:5:    assert add(2, 3) == 5",
+    ]
 
 
 def test_done_while_a_file_the_task_asks_for_does_not_exist_is_questioned(failing_repo: Path, write_replies):

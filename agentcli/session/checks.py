@@ -15,6 +15,8 @@ from agentcli.context.summary import cut_middle
 from agentcli.sandbox.base import Observation, Sandbox
 
 PYTEST = "python3 -m pytest -x -q -p no:cacheprovider"
+# Where tests failed before the task, every test runs: a new failure must not hide behind an old one.
+PYTEST_EVERY = "python3 -m pytest -q -p no:cacheprovider"
 # Checking must not leave files in the user's repository.
 QUIET_ENV = "PYTHONDONTWRITEBYTECODE=1"
 # pytest's exit codes for failing tests and for errors while collecting them; the others (no
@@ -31,9 +33,12 @@ def _run_quietly(sandbox: Sandbox, command: str, timeout: float) -> Observation:
     return sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && export {QUIET_ENV} && {command})", timeout=timeout)
 
 
-def test_command(files: list[str]) -> str | None:
-    """The command that runs the repository's tests, or None when it has none we know how to run."""
-    return PYTEST if any(TEST_FILE.search(f) for f in files) else None
+def test_command(files: list[str], *, every: bool = False) -> str | None:
+    """The command that runs the repository's tests (stopping at the first failure unless `every`),
+    or None when it has none we know how to run."""
+    if not any(TEST_FILE.search(f) for f in files):
+        return None
+    return PYTEST_EVERY if every else PYTEST
 
 
 def failing_tests(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT) -> str | None:
@@ -43,6 +48,16 @@ def failing_tests(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT)
         return None
     output = _TIMING.sub("", without_library_frames(obs.output).strip())
     return f"the repository's tests fail (`{command}`):\n{cut_middle(output, SHOWN_CHARS)}"
+
+
+# pytest's summary of what failed: `FAILED test_cart.py::test_total - ...`, `ERROR tests/test_cart.py`.
+_FAILED_ID = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
+
+
+def failed_ids(report: str) -> frozenset[str]:
+    """The tests (or test files) a `failing_tests` report names as failing; where pytest names none,
+    the report itself stands for them."""
+    return frozenset(_FAILED_ID.findall(report)) or frozenset({report})
 
 
 def failing_command(

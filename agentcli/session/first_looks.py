@@ -90,8 +90,44 @@ def runs_repository_program(command: str, files: set[str]) -> bool:
     return args[0].removeprefix("./") in files
 
 
+# What a task replaces: "rename calc_total to compute_total", "from 1.4.2 to 1.5.0", "the misspelling
+# "recieve"". A small model edits the one place it remembers; shown every place, it can edit them all.
+_REPLACED = (
+    re.compile(r"\brename\s+(?:the\s+\w+\s+)?`?([A-Za-z_][\w.]*)`?\s+(?:to|as|into)\s", re.IGNORECASE),
+    re.compile(r"\bfrom\s+`?(v?\d+(?:\.\d+)+\w*|[A-Za-z]\w*_\w+)`?\s+to\s", re.IGNORECASE),
+    re.compile(r"\b(?:misspell\w*|typo)\s+[\"'`]([^\"'`\n]+)[\"'`]", re.IGNORECASE),
+)
+SEARCH = "grep -rnIF --exclude-dir=.git --exclude-dir=.agentcli -- {text} ."
+
+
+def replaced_text(task: str) -> str | None:
+    """The text the task renames or replaces everywhere, or None."""
+    for pattern in _REPLACED:
+        if match := pattern.search(task):
+            return match.group(1)
+    return None
+
+
+def search_look(text: str) -> str:
+    """The look that lists every line of the repository holding `text`."""
+    return SEARCH.format(text=shlex.quote(text))
+
+
 # A git chore names files (`debug.log` to untrack) that are not data to work on.
 _GIT_CHORE = re.compile(r"\bgit\b|\bcommit", re.IGNORECASE)
+
+
+# A task about tests or something that goes wrong: "the tests fail", "fix the bug", "crashes with".
+_ABOUT_FAILURE = re.compile(
+    r"\b(?:tests?|pytest|fail\w*|bugs?|fix\w*|broken|breaks?|crash\w*|errors?|exceptions?|traceback)\b",
+    re.IGNORECASE,
+)
+
+
+def concerns_failures(task: str) -> bool:
+    """Whether the task speaks of tests or of something failing; tests that fail before a task that
+    does not (count the TODO comments) fail for reasons that are not the task's."""
+    return _ABOUT_FAILURE.search(task) is not None
 
 
 def task_hint(task: str, looks: list[str]) -> str:
@@ -103,7 +139,8 @@ def task_hint(task: str, looks: list[str]) -> str:
     nothing of the kind.)
     """
     named = _DATA_FILE.search(task)
-    if not named or any(look != TESTS for look in looks) or _GIT_CHORE.search(task):
+    programs = [look for look in looks if look != TESTS and not look.startswith(SEARCH.split(" ", 1)[0])]
+    if not named or programs or _GIT_CHORE.search(task):
         return ""
     return DATA_HINT.format(name=named.group(0))
 

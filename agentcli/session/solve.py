@@ -35,12 +35,22 @@ from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
-from agentcli.session.checks import failing_command, failing_examples, failing_tests, has_examples, test_command
+from agentcli.session.checks import (
+    failed_ids,
+    failing_command,
+    failing_examples,
+    failing_tests,
+    has_examples,
+    test_command,
+)
 from agentcli.session.first_looks import (
     TESTS,
+    concerns_failures,
     expected_outputs,
     first_looks,
+    replaced_text,
     runs_repository_program,
+    search_look,
     task_hint,
 )
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
@@ -135,6 +145,8 @@ class Session:
         self.sandbox: Sandbox | None = None
         self._tasks = 0
         self._checkpoint: cp.Checkpoint | None = None
+        # How the tests failed before the current task, where it does not speak of failures.
+        self._failing_before: str | None = None
 
     def notify(self, message: str) -> None:
         self.events.emit(Notice(message=message))
@@ -241,11 +253,14 @@ class Session:
 
     def _failing_tests(self) -> str | None:
         """An objection to "done" while the repository's own tests fail."""
-        command = test_command(list_files(self.root))
+        command = test_command(list_files(self.root), every=self._failing_before is not None)
         if command is None or self.sandbox is None:
             return None
         self.notify(f"checking before finishing: {command}")
-        return failing_tests(self.sandbox, command)
+        failure = failing_tests(self.sandbox, command)
+        if failure and self._failing_before and failed_ids(failure) <= failed_ids(self._failing_before):
+            return None  # they failed so before the task, which does not speak of them
+        return failure
 
     def _failing_examples(self) -> str | None:
         """An objection to "done" while the docstring examples of a Python file the task changed fail."""
@@ -281,13 +296,32 @@ class Session:
     def first_looks(self, task: str) -> list[str]:
         """Commands run before the first reply, to show the failure the task is about. Tests that pass
         show none: shown them passing, a small model runs them again and again instead of changing
-        anything (validate-input), so they are shown only when they fail."""
+        anything (validate-input), so they are shown only when they fail, and only to a task that
+        speaks of tests or failures: one that does not (count the TODO comments) is not about them, and
+        a small model shown them sets out to fix them. Their failures then are not held against it.
+        A task that renames or replaces a text everywhere is shown every line that holds it."""
         files = list_files(self.root)
         looks = first_looks(task, files)
         command = test_command(files)
-        if looks == [TESTS] and command and self.sandbox is not None and failing_tests(self.sandbox, command) is None:
-            return []
+        self._failing_before = None
+        if command is not None and self.sandbox is not None:
+            if not concerns_failures(task):
+                self._failing_before = failing_tests(self.sandbox, test_command(files, every=True) or command)
+                looks = [look for look in looks if look != TESTS]
+            elif looks == [TESTS] and failing_tests(self.sandbox, command) is None:
+                looks = []
+        replaced = replaced_text(task)
+        if replaced is not None and self._holds(files, replaced):
+            looks.append(search_look(replaced))
         return looks
+
+    def _holds(self, files: list[str], text: str) -> bool:
+        """Whether a file of the repository holds `text`."""
+        for name in files:
+            with contextlib.suppress(OSError):
+                if text in (self.root / name).read_text(errors="replace"):
+                    return True
+        return False
 
     def attempts(self, task: str, mark: TaskMark) -> Outcome:
         """Run the task; an attempt that went wrong is taken back and the task tried afresh, sampling.

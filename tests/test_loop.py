@@ -846,3 +846,31 @@ def test_an_echo_whose_quotes_do_not_close_gets_the_way_to_write_a_file(host):
     Agent(model, host, EventBus()).run("write tests/test_x.py")
     observation = model.calls[1][-1]["content"]
     assert "[syntax error" in observation and "The quotes of your echo do not close." in observation
+
+
+def test_a_version_bump_keeps_the_changelog_history_and_puts_the_new_heading_on_top(host):
+    # bump-version: a `sed` over every file holding 1.4.2, the changelog's history included, then the
+    # new heading appended at its end.
+    work = Path(host.workdir)
+    changelog = "# Changelog\n\n## 1.4.2\n- Fix the wind.\n"
+    (work / "CHANGELOG.md").write_text(changelog)
+    (work / "pyproject.toml").write_text('version = "1.4.2"\n')
+    bump = "sed -i 's/1.4.2/1.5.0/g' pyproject.toml CHANGELOG.md"
+    replies = [
+        f"```bash\n# Update the versions\n{bump}\n```",
+        "```bash\nsed -i s/1.4.2/1.5.0/g pyproject.toml\n```",
+        '```bash\necho "## 1.5.0" >> CHANGELOG.md\n```',
+        "```bash\nsed -i '3i ## 1.5.0' CHANGELOG.md && cat CHANGELOG.md\n```",
+    ]
+    task = 'Bump the version from 1.4.2 to 1.5.0 everywhere, and add a "## 1.5.0" heading at the top of the changelog.'
+    seen: list[Event] = []
+    Agent(ScriptedModel([*replies, "DONE: bumped"]), host, EventBus([seen.append])).run(task)
+    refusals = [e.message for e in seen if isinstance(e, FormatError)]
+    assert refusals[0].startswith("Not run: CHANGELOG.md records earlier releases, and its 1.4.2 lines are")
+    assert refusals[0].endswith("Without it: `sed -i s/1.4.2/1.5.0/g pyproject.toml`.")
+    assert refusals[1] == (
+        "Not run: `>>` adds at the end of CHANGELOG.md, and the task asks for the top. "
+        "To insert above line 3: `sed -i '3i ## 1.5.0' CHANGELOG.md`."
+    )
+    assert (work / "pyproject.toml").read_text() == 'version = "1.5.0"\n'
+    assert (work / "CHANGELOG.md").read_text() == "# Changelog\n\n## 1.5.0\n## 1.4.2\n- Fix the wind.\n"

@@ -38,11 +38,41 @@ def test_a_one_liner_with_compound_statements_runs_as_the_script_it_means(tmp_pa
         'python3 -c "print(1); print(2)"',  # parses: left alone
         'python3 -c "x = 1; if x: print(1); else: print(2)"',  # where the else belongs is a guess
         'python3 -c "import os; for f in os.listdir(): print(f)" | sort',  # more than the one-liner
+        'python3 -c "import os; for f in os.listdir(): print(f)" > a b',
         "python3 app.py",
     ],
 )
 def test_commands_left_as_they_are(command: str):
     assert one_line_python(command) is None
+
+
+COUNT = (
+    "import os, re; count = 0; for root, dirs, files in os.walk('src'): for name in files: "
+    "if name.endswith('.py'): with open(os.path.join(root, name)) as f: for line in f: "
+    "if re.search(r'TODO', line): count += 1{sep}print(count)"
+)
+
+
+@pytest.mark.parametrize("separator", ["; ", " "])  # the `;` before the print is often left out
+def test_a_total_counted_in_loops_is_printed_once_and_may_go_to_a_file(tmp_path: Path, separator: str):
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "a.py").write_text("# TODO: one\nx = 1  # TODO: two\n")
+    (tmp_path / "src" / "pkg" / "b.py").write_text("# TODO: three\n")
+    (tmp_path / "src" / "notes.txt").write_text("TODO: not Python\n")
+    command = f'python -c "{COUNT.format(sep=separator)}" > count.txt'
+    run, note = one_line_python(command) or ("", "")
+    assert (
+        "                    if re.search(r'TODO', line):\n                        count += 1\nprint(count)\n" in note
+    )
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        assert box.run(run).ok
+    assert (tmp_path / "count.txt").read_text() == "3\n"
+
+
+def test_a_print_of_something_else_stays_in_its_loop():
+    command = """python3 -c "import os; for name in os.listdir(): if name.endswith('.py'): print(name)" """
+    script, _ = one_line_python(command) or ("", "")
+    assert "    if name.endswith('.py'):\n        print(name)\n" in script
 
 
 def test_brackets_strings_and_lambdas_keep_their_colons():

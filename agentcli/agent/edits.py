@@ -346,7 +346,7 @@ def literal_substitution(command: str) -> tuple[str, str, bool] | None:
     pattern often matches nothing. None for anything but one plain `s` command.
     """
     try:
-        words = shlex.split(_without_comment_lines(command))
+        words = shlex.split(without_comment_lines(command))
     except ValueError:
         return None
     scripts = [w for w in words[1:] if w.startswith("s") and len(w) > 3]
@@ -369,14 +369,15 @@ def _unescape_replacement(text: str) -> str:
     return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
 
 
-def _without_comment_lines(command: str) -> str:
+def without_comment_lines(command: str) -> str:
+    """`command` without its comment and blank lines."""
     return "\n".join(line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#"))
 
 
 def sed_targets(command: str) -> list[str]:
     """The files a lone `sed -i` command edits in place (empty for anything else); comment lines around
     it do not count."""
-    command = _without_comment_lines(command)
+    command = without_comment_lines(command)
     if any(sep in command for sep in ("|", ";", "&&", "||", "\n", "`", "$(")):
         return []
     try:

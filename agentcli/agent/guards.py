@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Callable
 
 from agentcli.agent.checking import appended_files, overwrites, redirected_files, removed_files
-from agentcli.agent.edits import duplicated_setting, overwrite_loss, sed_targets
+from agentcli.agent.edits import duplicated_setting, overwrite_loss, sed_targets, without_comment_lines
 from agentcli.sandbox.base import Observation, Sandbox
 
 # Words of a task that asks for something to be deleted.
@@ -41,6 +41,57 @@ def files_to_keep(task: str) -> set[str]:
     for kind in _LEAVE_KIND.findall(task):
         kept |= {path for path, suffix in _NAMED_PATH.findall(task) if suffix.lower() == kind.lower()}
     return {name.removeprefix("./") for name in kept}
+
+
+# "bump the version from 1.4.2 to 1.5.0": the old version stays in the history of releases.
+_VERSION_BUMP = re.compile(r"\bfrom\s+`?v?(\d+(?:\.\d+)+)`?\s+to\s+`?v?\d+(?:\.\d+)+", re.IGNORECASE)
+_HISTORY_FILE = re.compile(r"(?:^|/)(?:change(?:s|log)|history|news|releases?)(?:\.\w+)?$", re.IGNORECASE)
+# "add a heading at the top of the changelog": an append puts it at the end.
+_AT_TOP = re.compile(r"\b(?:at|to) the (?:top|beginning|start)\b|\bprepend", re.IGNORECASE)
+_ECHO_APPEND = re.compile(r"^\s*(?:echo|printf)\s+(?:-e\s+)?(\S.*?)\s*>>\s*\S+\s*$")
+
+
+def history_rewrite(command: str, task: str) -> str | None:
+    """Why a version bump's `sed -i` may not edit the changelog: its old version is the history of
+    that release. The same `sed` without it, where the command is only that."""
+    bump = _VERSION_BUMP.search(task)
+    history = [path for path in sed_targets(command) if _HISTORY_FILE.search(path)]
+    if bump is None or not history or bump.group(1) not in command:
+        return None
+    others = [path for path in sed_targets(command) if path not in history]
+    sed = shlex.split(without_comment_lines(command))
+    without = f" Without it: `{shlex.join(w for w in sed if w not in history)}`." if others else ""
+    path = history[0]
+    return (
+        f"Not run: {path} records earlier releases, and its {bump.group(1)} lines are the history of that "
+        f"release, which a version bump keeps (a new entry goes above them).{without}"
+    )
+
+
+def append_for_top(command: str, task: str, read: Callable[[str], str | None]) -> str | None:
+    """Why an append may not run where the task wants the text at the top, with the `sed` that inserts
+    it there: above the first heading of its level in Markdown (a changelog's entries), else at line 1."""
+    appended = appended_files(command)
+    if len(appended) != 1 or not _AT_TOP.search(task) or (text := read(appended[0])) is None:
+        return None
+    path = appended[0]
+    appending = without_comment_lines(command).strip()
+    echoed = _ECHO_APPEND.match(appending) if "\n" not in appending else None
+    line = _unquoted(echoed.group(1)) if echoed else "<the text>"
+    number = 1
+    level = re.match(r"#+ ", line)
+    if level:
+        number = next((i for i, old in enumerate(text.splitlines(), 1) if old.startswith(level.group(0))), 1)
+    insert = f"sed -i {shlex.quote(f'{number}i {line}')} {shlex.quote(path)}"
+    where = f"To insert above line {number}: `{insert}`."
+    return f"Not run: `>>` adds at the end of {path}, and the task asks for the top. {where}"
+
+
+def _unquoted(words: str) -> str:
+    try:
+        return " ".join(shlex.split(words))
+    except ValueError:
+        return words
 
 
 # Installing a package, and the output of an install that found no network.
@@ -75,9 +126,12 @@ class CommandGuards:
         """Why `command` may not run: it deletes a file the task names, and the task asks for no deletion.
         (Told to stop tracking `debug.log`, or to make `wordcount.py` runnable, a small model deletes it.)
         Or it installs a package, after an install found no network: small models try again and again.
-        Or it changes a file the task says to leave as it is (the data a program fails on, the tests)."""
+        Or it changes a file the task says to leave as it is (the data a program fails on, the tests), or a
+        changelog's history in a version bump, or appends what the task wants at the top."""
         if self.offline and _INSTALL.search(command):
             return f"Not run: {NO_NETWORK}"
+        if placement := history_rewrite(command, task) or append_for_top(command, task, self.read):
+            return placement
         written = [*redirected_files(command), *sed_targets(command), *removed_files(command)]
         kept = files_to_keep(task)
         for path in (path.removeprefix("./") for path in written):

@@ -63,7 +63,7 @@ _ONE_LINER = re.compile(r"^python3?$")
 def one_line_python(command: str) -> tuple[str, str] | None:
     """`python3 -c "import json; with open(f) as h: d = json.load(h); for k in d: print(k)"`, which
     cannot parse, as the script it means (each `with`/`for`/`if` holding all that follows it), and a
-    note; None for anything else."""
+    note; None for anything else. Its output may go to a file (`> count.txt`)."""
     lines = [line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if len(lines) != 1:
         return None
@@ -71,9 +71,12 @@ def one_line_python(command: str) -> tuple[str, str] | None:
         words = shlex.split(lines[0])
     except ValueError:
         return None
-    if len(words) != 3 or not _ONE_LINER.match(words[0]) or words[1] != "-c" or _parses(words[2]):
+    redirect = words[3:]
+    if len(words) < 3 or not _ONE_LINER.match(words[0]) or words[1] != "-c" or _parses(words[2]):
         return None
-    script: list[str] = []
+    if redirect and (len(redirect) != 2 or redirect[0] not in (">", ">>")):
+        return None
+    statements: list[tuple[int, str]] = []
     depth = 0
     for statement in _split_outside_brackets(words[2], ";"):
         while statement:
@@ -81,19 +84,67 @@ def one_line_python(command: str) -> tuple[str, str] | None:
                 return None  # where an `else` belongs is anyone's guess
             header = _HEADER.match(statement) and _split_outside_brackets(statement, ":", limit=1)
             if not header or len(header) < 2:
-                script.append("    " * depth + statement)
+                statements += [(depth, part) for part in _unglued(statement)]
                 break
-            script.append("    " * depth + header[0] + ":")
+            statements.append((depth, header[0] + ":"))
             depth += 1
             statement = header[1]
-    text = "\n".join(script) + "\n"
+    text = "\n".join("    " * level + line for level, line in _result_printed_once(statements)) + "\n"
     if not _parses(text):
         return None
     note = (
         "`python3 -c` cannot hold `with`, `for` or `if` after `;`, so your one-liner ran as this script "
         f"(next time, send a ```python block):\n{text}"
     )
-    return python_script_command(text), note
+    run = python_script_command(text)
+    if redirect:
+        first, rest = run.split("\n", 1)
+        run = f"{first} {redirect[0]} {shlex.quote(redirect[1])}\n{rest}"
+    return run, note
+
+
+# `count += 1 print(count)`: the `;` before a print left out.
+_GLUED_PRINT = re.compile(r"\s+(?=print\()")
+
+
+def _unglued(statement: str) -> list[str]:
+    """`statement`, or the two statements it is where a `;` before `print(` was left out."""
+    for match in _GLUED_PRINT.finditer(statement):
+        before, after = statement[: match.start()], statement[match.end() :]
+        if before.strip() and _parses(before) and _parses(after):
+            return [before.strip(), after.strip()]
+    return [statement]
+
+
+# `print(count)`, `print(len(rows))`: a result printed.
+_PRINTED_NAMES = re.compile(r"^print\((.*)\)$")
+_ASSIGNED = re.compile(r"^([A-Za-z_]\w*)\s*=[^=]")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+# What a header binds: the targets of `for ... in`, the names after `as`.
+_BOUND = re.compile(r"^(?:async\s+)?for\s+(.+?)\s+in\b|\bas\s+([A-Za-z_]\w*)")
+
+
+def _result_printed_once(statements: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The statements with a last `print` of what the top level set up (`count = 0; for ...: count += 1;
+    print(count)`) moved out of the loops: the one-liner's author meant the total, printed once."""
+    if not statements or statements[-1][0] == 0:
+        return statements
+    printed = _PRINTED_NAMES.match(statements[-1][1])
+    if printed is None or statements[-2][1].endswith(":"):
+        return statements
+    names = set(_NAME.findall(printed.group(1)))
+    accumulators = {m.group(1) for level, line in statements if level == 0 and (m := _ASSIGNED.match(line))}
+    # What the loops bind (`for root, dirs, files in`, `as f`) is theirs to print.
+    bound = {
+        name
+        for _, line in statements
+        if line.endswith(":")
+        for targets in _BOUND.findall(line)
+        for name in _NAME.findall(" ".join(targets))
+    }
+    if names & accumulators and not names & bound:
+        return [*statements[:-1], (0, statements[-1][1])]
+    return statements
 
 
 def _parses(code: str) -> bool:

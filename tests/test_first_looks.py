@@ -125,6 +125,25 @@ def test_the_model_sees_what_ran_before_its_first_reply(tmp_path: Path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".agentcli", "app.py"]  # no __pycache__ left
 
 
+def test_a_failing_test_shown_first_comes_with_the_code_it_calls_and_the_fix_as_the_next_reply(tmp_path: Path):
+    (tmp_path / "pager.py").write_text("def first(items):\n    return items[1]\n")
+    (tmp_path / "test_pager.py").write_text(
+        "from pager import first\n\n\ndef test_first():\n    assert first([1, 2]) == 1\n"
+    )
+    model = ScriptedModel(["DONE: looked"])
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        Agent(model, box, EventBus()).run("the tests fail", first_looks=[TESTS])
+    first_prompt = model.calls[0][-1]["content"]
+    assert (
+        "[note] The failing line test_pager.py:5 calls first, defined in pager.py:\n 1  def first(items):"
+        in first_prompt
+    )
+    assert first_prompt.rstrip().endswith(
+        "The fix can be your first reply: the path pager.py on a line, then a fenced block with the corrected code "
+        "(for Python, the complete function you change)."
+    )
+
+
 def test_a_task_about_data_files_gets_the_python_hint():
     hint = task_hint("Convert data/users.json to data/users.csv", [])
     assert "data/users.json" in hint and "```python" in hint

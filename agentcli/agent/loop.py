@@ -64,6 +64,10 @@ ONE_LINE_PYTHON_NOTE = (
     "In `python3 -c`, statements like for, if and with cannot follow `;` on one line. Send the script as a "
     "```python block instead (it runs as a script, with normal lines and indentation)."
 )
+FIX_FIRST = (
+    "The fix can be your first reply: the path {path} on a line, then a fenced block with the corrected code "
+    "(for Python, the complete function you change)."
+)
 # Lines of a function under test shown beside a failing assertion, at most.
 MAX_SHOWN_DEFINITION = 40
 # Seconds a command run before the first reply may take (a server started by it is stopped).
@@ -202,7 +206,10 @@ class Agent:
         focus = None if obs.ok else self._failure_focus(obs.output)
         # The way past a failure it would get stuck at, as after its own command (`chmod +x`).
         advice = None if obs.ok else self.guards.failure_advice(obs)
-        notes = [note for note in (focus[2] if focus else None, advice) if note]
+        # Shown the failure and the code, a small model still plans to "identify the issue" first and
+        # greps for it; the fix itself is the reply it can give now.
+        fix = FIX_FIRST.format(path=focus[0]) if focus and not is_test_file(focus[0]) else None
+        notes = [note for note in (focus[2] if focus else None, advice, fix) if note]
         return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
 
     def continue_with(self, task: str) -> Outcome:

@@ -291,3 +291,39 @@ def test_a_comment_line_inside_a_quoted_string_does_not_split_the_block():
     script = 'echo "import pytest\ndef test_it():\n    assert f(1) == 2\n# Run the tests\npython3 -m pytest"\n'
     script += "# Commit\ngit add -A"
     assert first_commented_step(script) is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "write"),
+    [
+        # fix-shell-quoting: the script's new text in a bash block under a comment naming it.
+        (
+            'PLAN: 1. Fix it.\n\n```bash\n# backup.sh\n#!/bin/bash\nset -e\nsrc="$1"\n```',
+            ("backup.sh", '#!/bin/bash\nset -e\nsrc="$1"\n'),
+        ),
+        (
+            "```bash\n# pager.py\ndef paginate(items):\n    return items\n```",
+            ("pager.py", "def paginate(items):\n    return items\n"),
+        ),
+        (
+            '```bash\n# run.sh\nsrc="$1"\nmkdir -p "$src"\necho done\n```',
+            ("run.sh", 'src="$1"\nmkdir -p "$src"\necho done\n'),
+        ),
+    ],
+)
+def test_a_shell_block_under_a_comment_naming_a_file_is_its_content(reply: str, write: tuple[str, str]):
+    parsed = parse_reply(reply)
+    assert parsed.file_write == write and parsed.command is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "```bash\n# pager.py\nsed -i 's/a/b/' pager.py\n```",  # a command about the file it names
+        "```bash\n# Update the version numbers\nsed -i 's/a/b/' x.toml\n```",
+        "```bash\n# pager.py\nx = 1\n```",  # not Python that a file holds
+    ],
+)
+def test_a_shell_block_under_a_comment_stays_a_command(reply: str):
+    parsed = parse_reply(reply)
+    assert parsed.file_write is None and parsed.command is not None

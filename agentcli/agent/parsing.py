@@ -368,6 +368,24 @@ def _file_target(text: str, block: Block) -> tuple[str, str, bool] | None:
     return None
 
 
+# Lines of a shell block under `# backup.sh` that are the script's text, not commands to run now.
+_SCRIPT_LINES = 3
+
+
+def _named_content(path: str, text: str) -> bool:
+    """Whether the rest of a shell block whose first line is `# path` is that file's content, not
+    commands: a script (`#!`), Python for a .py file, or several lines for another file, unless it
+    starts with a command (`# pager.py` above `sed -i ... pager.py`)."""
+    first = text.lstrip().partition("\n")[0]
+    if text.startswith("#!"):
+        return True
+    if not first or _looks_like_command(first):
+        return False
+    if path.endswith(".py"):
+        return _is_python(text)
+    return text.strip().count("\n") + 1 >= _SCRIPT_LINES
+
+
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 
 
@@ -433,6 +451,7 @@ def parse_reply(text: str) -> ParsedReply:
             block.language not in SHELL_LANGUAGES
             or block.body.startswith("#!")
             or (block.language == "" and target[2] and not _looks_like_command(block.body))
+            or (_PATH_COMMENT.match(block.body.partition("\n")[0]) is not None and _named_content(*target[:2]))
         )
         if target and target[0] and is_content and _language_fits(block.language, target[0]):
             reply.file_write = target[0], target[1]

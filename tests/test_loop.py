@@ -10,7 +10,16 @@ import pytest
 from agentcli.agent.checking import check_command, only_changes
 from agentcli.agent.loop import Agent, RunLimits
 from agentcli.agent.stuck import StuckDetector
-from agentcli.events import CommandFinished, Event, EventBus, FormatError, ModelReplied, Nudge, PlanUpdated
+from agentcli.events import (
+    CommandFinished,
+    CommandStarted,
+    Event,
+    EventBus,
+    FormatError,
+    ModelReplied,
+    Nudge,
+    PlanUpdated,
+)
 from agentcli.models.base import Message, Reply, Usage
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
@@ -852,25 +861,29 @@ def test_a_version_bump_keeps_the_changelog_history_and_puts_the_new_heading_on_
     # bump-version: a `sed` over every file holding 1.4.2, the changelog's history included, then the
     # new heading appended at its end.
     work = Path(host.workdir)
-    changelog = "# Changelog\n\n## 1.4.2\n- Fix the wind.\n"
-    (work / "CHANGELOG.md").write_text(changelog)
+    (work / "CHANGELOG.md").write_text("# Changelog\n\n## 1.4.2\n- Fix the wind.\n")
     (work / "pyproject.toml").write_text('version = "1.4.2"\n')
-    bump = "sed -i 's/1.4.2/1.5.0/g' pyproject.toml CHANGELOG.md"
     replies = [
-        f"```bash\n# Update the versions\n{bump}\n```",
-        "```bash\nsed -i s/1.4.2/1.5.0/g pyproject.toml\n```",
+        "```bash\n# Update the versions\nsed -i 's/1.4.2/1.5.0/g' pyproject.toml CHANGELOG.md\n```",
         '```bash\necho "## 1.5.0" >> CHANGELOG.md\n```',
-        "```bash\nsed -i '3i ## 1.5.0' CHANGELOG.md && cat CHANGELOG.md\n```",
+        "```bash\nsed -i 's/1.4.2/1.5.0/' CHANGELOG.md\n```",
+        "```bash\ncat CHANGELOG.md pyproject.toml\n```",
     ]
     task = 'Bump the version from 1.4.2 to 1.5.0 everywhere, and add a "## 1.5.0" heading at the top of the changelog.'
     seen: list[Event] = []
     Agent(ScriptedModel([*replies, "DONE: bumped"]), host, EventBus([seen.append])).run(task)
-    refusals = [e.message for e in seen if isinstance(e, FormatError)]
-    assert refusals[0].startswith("Not run: CHANGELOG.md records earlier releases, and its 1.4.2 lines are")
-    assert refusals[0].endswith("Without it: `sed -i s/1.4.2/1.5.0/g pyproject.toml`.")
-    assert refusals[1] == (
-        "Not run: `>>` adds at the end of CHANGELOG.md, and the task asks for the top. "
-        "To insert above line 3: `sed -i '3i ## 1.5.0' CHANGELOG.md`."
+    ran = [e for e in seen if isinstance(e, CommandStarted)]
+    assert [e.command for e in ran] == [
+        "sed -i s/1.4.2/1.5.0/g pyproject.toml",
+        "sed -i '3i ## 1.5.0' CHANGELOG.md",
+        "cat CHANGELOG.md pyproject.toml",
+    ]
+    assert ran[0].notes[-1].startswith("CHANGELOG.md records earlier releases, and its 1.4.2 lines are")
+    assert ran[1].notes[-1] == (
+        "`>>` adds at the end of CHANGELOG.md, and the task asks for the top. "
+        "So your command ran as `sed -i '3i ## 1.5.0' CHANGELOG.md`."
     )
+    refusals = [e.message for e in seen if isinstance(e, FormatError)]
+    assert len(refusals) == 1 and refusals[0].startswith("Not run: CHANGELOG.md records earlier releases")
     assert (work / "pyproject.toml").read_text() == 'version = "1.5.0"\n'
     assert (work / "CHANGELOG.md").read_text() == "# Changelog\n\n## 1.5.0\n## 1.4.2\n- Fix the wind.\n"

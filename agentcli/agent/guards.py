@@ -51,40 +51,42 @@ _AT_TOP = re.compile(r"\b(?:at|to) the (?:top|beginning|start)\b|\bprepend", re.
 _ECHO_APPEND = re.compile(r"^\s*(?:echo|printf)\s+(?:-e\s+)?(\S.*?)\s*>>\s*\S+\s*$")
 
 
-def history_rewrite(command: str, task: str) -> str | None:
-    """Why a version bump's `sed -i` may not edit the changelog: its old version is the history of
-    that release. The same `sed` without it, where the command is only that."""
+def without_history(command: str, task: str) -> tuple[str | None, str] | None:
+    """A version bump's `sed -i` over the changelog, whose old version is the history of that release:
+    the same `sed` without it (None where it edits nothing else), and why; None for other commands."""
     bump = _VERSION_BUMP.search(task)
-    history = [path for path in sed_targets(command) if _HISTORY_FILE.search(path)]
+    targets = sed_targets(command)
+    history = [path for path in targets if _HISTORY_FILE.search(path)]
     if bump is None or not history or bump.group(1) not in command:
         return None
-    others = [path for path in sed_targets(command) if path not in history]
-    sed = shlex.split(without_comment_lines(command))
-    without = f" Without it: `{shlex.join(w for w in sed if w not in history)}`." if others else ""
-    path = history[0]
-    return (
-        f"Not run: {path} records earlier releases, and its {bump.group(1)} lines are the history of that "
-        f"release, which a version bump keeps (a new entry goes above them).{without}"
+    why = (
+        f"{history[0]} records earlier releases, and its {bump.group(1)} lines are the history of that release, "
+        "which a version bump keeps (a new entry goes above them)."
     )
+    if len(history) == len(targets):
+        return None, why
+    sed = shlex.split(without_comment_lines(command))
+    return shlex.join(word for word in sed if word not in history), why
 
 
-def append_for_top(command: str, task: str, read: Callable[[str], str | None]) -> str | None:
-    """Why an append may not run where the task wants the text at the top, with the `sed` that inserts
-    it there: above the first heading of its level in Markdown (a changelog's entries), else at line 1."""
+def at_top(command: str, task: str, read: Callable[[str], str | None]) -> tuple[str | None, str] | None:
+    """An append where the task wants the text at the top: the `sed` that inserts it there (above the
+    first heading of its level in Markdown, a changelog's newest entry; else above line 1), None
+    where the appended text is not one echoed line, and why; None for other commands."""
     appended = appended_files(command)
     if len(appended) != 1 or not _AT_TOP.search(task) or (text := read(appended[0])) is None:
         return None
     path = appended[0]
+    why = f"`>>` adds at the end of {path}, and the task asks for the top."
     appending = without_comment_lines(command).strip()
     echoed = _ECHO_APPEND.match(appending) if "\n" not in appending else None
-    line = _unquoted(echoed.group(1)) if echoed else "<the text>"
+    if echoed is None:
+        return None, f"{why} `sed -i '1i TEXT' {shlex.quote(path)}` inserts a line above line 1."
+    line = _unquoted(echoed.group(1))
     number = 1
-    level = re.match(r"#+ ", line)
-    if level:
+    if level := re.match(r"#+ ", line):
         number = next((i for i, old in enumerate(text.splitlines(), 1) if old.startswith(level.group(0))), 1)
-    insert = f"sed -i {shlex.quote(f'{number}i {line}')} {shlex.quote(path)}"
-    where = f"To insert above line {number}: `{insert}`."
-    return f"Not run: `>>` adds at the end of {path}, and the task asks for the top. {where}"
+    return f"sed -i {shlex.quote(f'{number}i {line}')} {shlex.quote(path)}", why
 
 
 def _unquoted(words: str) -> str:
@@ -126,12 +128,9 @@ class CommandGuards:
         """Why `command` may not run: it deletes a file the task names, and the task asks for no deletion.
         (Told to stop tracking `debug.log`, or to make `wordcount.py` runnable, a small model deletes it.)
         Or it installs a package, after an install found no network: small models try again and again.
-        Or it changes a file the task says to leave as it is (the data a program fails on, the tests), or a
-        changelog's history in a version bump, or appends what the task wants at the top."""
+        Or it changes a file the task says to leave as it is (the data a program fails on, the tests)."""
         if self.offline and _INSTALL.search(command):
             return f"Not run: {NO_NETWORK}"
-        if placement := history_rewrite(command, task) or append_for_top(command, task, self.read):
-            return placement
         written = [*redirected_files(command), *sed_targets(command), *removed_files(command)]
         kept = files_to_keep(task)
         for path in (path.removeprefix("./") for path in written):
@@ -152,6 +151,12 @@ class CommandGuards:
                 )
                 return f"The task names {name} and does not ask to delete it, so nothing was deleted.{how}"
         return None
+
+    def placement(self, command: str, task: str) -> tuple[str | None, str] | None:
+        """Where `command` puts its change in the wrong place: a version bump that rewrites a changelog's
+        history, an append of what the task wants at the top. The command that puts it right (None where
+        there is none to give) and why; None for other commands."""
+        return without_history(command, task) or at_top(command, task, self.read)
 
     def failure_advice(self, obs: Observation) -> str | None:
         """The exact way past a failure small models do not know how to get past, or None: a script

@@ -458,6 +458,13 @@ class Agent:
         command, repaired = repair(command)
         if repaired:
             notes = [*notes, repaired]
+        if (placed := self.guards.placement(command, self._task)) is not None:
+            # Told where the change goes instead, a small model sends its command again: it runs as meant.
+            instead, why = placed
+            if instead is None:
+                self._format_error(f"Not run: {why}", step)
+                return
+            command, notes = instead, [*notes, f"{why} So your command ran as `{instead}`."]
         if parsed.file_write is not None:
             path, block = parsed.file_write
             before = self._read(path)

@@ -467,3 +467,32 @@ def test_done_with_staged_changes_left_uncommitted_is_questioned(failing_repo: P
     assert result.returncode == 0 and len(objections) == 1, objections
     assert "Changes are staged but not committed (calc.py)" in objections[0]
     assert git(failing_repo, "log", "-1", "--format=%s").strip() == "Fix add"
+
+
+def test_a_fresh_attempt_is_told_how_the_one_taken_back_ended_and_what_it_ran(failing_repo: Path, write_replies):
+    from agentcli.config import Settings
+    from agentcli.session.solve import Session
+
+    replies = [
+        "```bash\ngrep -n add calc.py\n```",
+        *[f"I am not sure what to do ({i})." for i in range(5)],  # no command: the attempt gives up
+        "```bash\nsed -i 's/a - b/a + b/' calc.py && python3 -m pytest -q -p no:cacheprovider\n```",
+        "DONE: add() adds",
+    ]
+    session = Session(failing_repo, Settings(model=write_replies(replies), sandbox="host"))
+    try:
+        mark = session.begin_task()
+        session.create_sandbox().start()
+        outcome = session.attempts("fix add", mark)
+    finally:
+        session.close_sandbox()
+        session.close()
+    assert outcome.status == "finished" and outcome.summary == "add() adds"
+    calls = session.model.calls  # type: ignore[attr-defined]
+    first, fresh = calls[0][-1]["content"], calls[6][-1]["content"]
+    told = (
+        "Attempt 1 at this task was taken back (the repository is as it was before it): it ended early "
+        "(5 replies in a row had no usable command). Its last commands: `grep -n add calc.py`. "
+        "Take another way this time."
+    )
+    assert told not in first and told in fresh

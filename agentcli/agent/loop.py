@@ -170,6 +170,7 @@ class Agent:
         self._started = 0.0
         self._format_errors = 0
         self._commands_run = 0
+        self.commands_ran: list[str] = []  # every command that ran, in order
         self._first_step = 0
         self._questioned: set[tuple[str, str]] = set()
         self._last_exit_code = 0
@@ -533,6 +534,7 @@ class Agent:
             self.context.add("user", "[interrupted by the user before the command finished]")
             raise
         self._commands_run += 1
+        self.commands_ran.append(command)
         settled = already_done(command, obs)
         ok = obs.ok or settled is not None
         if settled is not None:

@@ -6,6 +6,7 @@ import ast
 import contextlib
 import dataclasses
 import os
+import re
 import shlex
 import signal
 import time
@@ -61,7 +62,7 @@ from agentcli.session.undo import record_ignored
 MAX_ATTEMPTS = 3
 MIN_RETRY_SECONDS = 45.0
 MIN_RETRY_STEPS = 5
-RETRY_TEMPERATURE = 0.6
+RETRY_TEMPERATURE = 0.3
 # Endings of an attempt that gave up early (stuck, or replies with no usable command).
 GAVE_UP = ("stuck:", "replies in a row had no usable command")
 # Objections to DONE that, still standing when it was accepted, make the attempt worth redoing; each
@@ -336,6 +337,7 @@ class Session:
         looks = self.first_looks(task)
         outputs = named_outputs(task, list_files(self.root))
         context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
+        taken_back: list[str] = []
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
         outcome = Outcome(status="failed", reason="not started")
         kept: _KeptAttempt | None = None
@@ -351,7 +353,8 @@ class Session:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
             agent.finish_checks.insert(0, ("outputs", lambda: self._output_problem(outputs, task)))
             agent.finish_checks.append(("looks", lambda: self._failing_look(task, looks)))
-            outcome = agent.run(task, context_text=context_text, first_looks=looks)
+            earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text
+            outcome = agent.run(task, context_text=earlier, first_looks=looks)
             why = self._retry_reason(outcome)
             if why is None and (outcome.status == "finished" or kept is None):
                 return outcome
@@ -383,6 +386,7 @@ class Session:
             cp.restore(self.root, mark.checkpoint)
             self.sandbox.run(f"cd {shlex.quote(self.sandbox.workdir)}")
             self.notify(f"attempt {attempt} {why}: the repository was put back and the task is tried afresh")
+            taken_back.append(_taken_back(attempt, why, agent.commands_ran))
         return outcome
 
     def _worth(self, outcome: Outcome, agent: Agent) -> tuple[bool, bool, bool]:
@@ -505,6 +509,34 @@ class TaskMark:
     checkpoint: cp.Checkpoint | None
     ignored_before: set[str]
     started: float
+
+
+# Commands of an attempt taken back that the next one is told of, at most, and characters of each.
+SHOWN_COMMANDS = 4
+SHOWN_COMMAND_CHARS = 100
+
+
+def _taken_back(number: int, why: str, commands: list[str]) -> str:
+    """What the next attempt is told of one taken back: how it ended and its last commands. Sampling
+    alone makes a small model's fresh attempt repeat the first, or fall apart; told what went wrong,
+    it can take another way."""
+    shown = [_gist(command) for command in commands[-SHOWN_COMMANDS:]]
+    ran = "; ".join(f"`{gist}`" for gist in shown if gist) or "no command"
+    return (
+        f"Attempt {number} at this task was taken back (the repository is as it was before it): it {why}. "
+        f"Its last commands: {ran}. Take another way this time."
+    )
+
+
+def _gist(command: str) -> str:
+    """The first line of `command` that is not a comment, cut short; a file written is named as such."""
+    lines = [line.strip() for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    first = lines[0] if lines else ""
+    if written := re.match(r"^(?:mkdir -p \S+ && )?cat > (\S+) <<'AGENTCLI_EOF", first):
+        return f"(wrote {written.group(1)})"
+    if first.startswith("python3 - <<'AGENTCLI_PYTHON"):
+        return "(a Python script)"
+    return first if len(first) <= SHOWN_COMMAND_CHARS else first[: SHOWN_COMMAND_CHARS - 3] + "..."
 
 
 @contextlib.contextmanager

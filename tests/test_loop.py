@@ -887,3 +887,22 @@ def test_a_version_bump_keeps_the_changelog_history_and_puts_the_new_heading_on_
     assert len(refusals) == 1 and refusals[0].startswith("Not run: CHANGELOG.md records earlier releases")
     assert (work / "pyproject.toml").read_text() == 'version = "1.5.0"\n'
     assert (work / "CHANGELOG.md").read_text() == "# Changelog\n\n## 1.5.0\n## 1.4.2\n- Fix the wind.\n"
+
+
+def test_a_server_started_in_the_foreground_is_stopped_soon_and_is_no_failure(host):
+    # env-port-default: `python3 server.py` waited 92 s of the task's 300 for a server that never ends.
+    work = Path(host.workdir)
+    (work / "server.py").write_text(
+        "from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer\n\n"
+        "with ThreadingHTTPServer(('127.0.0.1', 0), SimpleHTTPRequestHandler) as httpd:\n"
+        "    print('serving', flush=True)\n"
+        "    httpd.serve_forever()\n"
+    )
+    seen: list[Event] = []
+    model = ScriptedModel(["```bash\npython3 server.py\n```", "DONE: it serves"])
+    outcome = Agent(model, host, EventBus([seen.append]), limits=RunLimits(timeout=300)).run("run the server")
+    finished = [e for e in seen if isinstance(e, CommandFinished)]
+    assert len(finished) == 1 and finished[0].timed_out and finished[0].duration < 20
+    assert "serving" in finished[0].output
+    assert "server.py is a server: it was still serving when stopped after" in model.calls[1][-1]["content"]
+    assert outcome.status == "finished" and not [e for e in seen if isinstance(e, FormatError)]

@@ -96,6 +96,15 @@ def _unquoted(words: str) -> str:
         return words
 
 
+# A program that serves until stopped: run in the foreground, it never ends on its own.
+_SERVES = re.compile(
+    r"\.serve_forever\(|\bHTTPServer\(|\buvicorn\.run\(|\bapp\.run\(|\bweb\.run_app\(|\.listen\(\s*(?:\d|port|PORT)"
+)
+_RUNS_FILE = re.compile(
+    r"^\s*(?:[A-Za-z_]\w*=\S*\s+)*(?:python3?|node)\s+((?:\./)?[\w./-]+\.(?:py|js|mjs))\s*(?:\s[^;&|<>]*)?$"
+)
+
+
 # Installing a package, and the output of an install that found no network.
 _INSTALL = re.compile(
     r"^\s*(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|apt(?:-get)?|npm|yarn|conda|gem|cargo)\s+(?:install|add)\b",
@@ -157,6 +166,16 @@ class CommandGuards:
         history, an append of what the task wants at the top. The command that puts it right (None where
         there is none to give) and why; None for other commands."""
         return without_history(command, task) or at_top(command, task, self.read)
+
+    def server(self, command: str) -> str | None:
+        """The repository program `command` runs in the foreground when it is a server (`python3
+        server.py` over `serve_forever()`), or None."""
+        match = _RUNS_FILE.match(without_comment_lines(command).strip())
+        if match is None or "\n" in without_comment_lines(command).strip():
+            return None
+        path = match.group(1).removeprefix("./")
+        text = self.read(path)
+        return path if text is not None and _SERVES.search(text) else None
 
     def failure_advice(self, obs: Observation) -> str | None:
         """The exact way past a failure small models do not know how to get past, or None: a script

@@ -72,6 +72,9 @@ FIX_FIRST = (
 MAX_SHOWN_DEFINITION = 40
 # Seconds a command run before the first reply may take (a server started by it is stopped).
 FIRST_LOOK_TIMEOUT = 15.0
+# Seconds a server the model starts in the foreground runs before it is stopped: long enough to
+# print its start-up lines or crash, where waiting for the command timeout costs a third of the run.
+SERVER_SECONDS = 10.0
 PYTHON_LANGUAGES = frozenset({"python", "py", "python3"})
 # Characters of reply without any code fence after which generation stops (see _stream_watcher).
 PROSE_LIMIT = 1500
@@ -527,8 +530,10 @@ class Agent:
         if parsed.file_write is None and (made := self.guards.make_missing_folders(command)):
             notes = [*notes, made]
         self.events.emit(CommandStarted(step=step, command=command, notes=notes))
+        server = self.guards.server(command)
+        timeout = min(SERVER_SECONDS, self._command_timeout()) if server else self._command_timeout()
         try:
-            obs = self.sandbox.run(command, timeout=self._command_timeout())
+            obs = self.sandbox.run(command, timeout=timeout)
         except KeyboardInterrupt:
             # Keep the history well-formed for a follow-up task: every command gets an answer.
             self.context.add("user", "[interrupted by the user before the command finished]")
@@ -536,6 +541,11 @@ class Agent:
         self._commands_run += 1
         self.commands_ran.append(command)
         settled = already_done(command, obs)
+        if server and obs.timed_out:
+            settled = (
+                f"{server} is a server: it was still serving when stopped after {obs.duration:.0f}s, as a server "
+                "does, so this is no failure; what it printed until then is above."
+            )
         ok = obs.ok or settled is not None
         if settled is not None:
             notes = [*notes, settled]

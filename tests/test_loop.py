@@ -906,3 +906,25 @@ def test_a_server_started_in_the_foreground_is_stopped_soon_and_is_no_failure(ho
     assert "serving" in finished[0].output
     assert "server.py is a server: it was still serving when stopped after" in model.calls[1][-1]["content"]
     assert outcome.status == "finished" and not [e for e in seen if isinstance(e, FormatError)]
+
+
+def test_a_done_that_copies_agentclis_objection_is_no_finish(host):
+    # git-branch-commit: told nothing had changed, the 1.5B answered "DONE: No file in the repository has
+    # changed yet, so the task is not done. ...", which a second DONE facing the objection would finish.
+    replies = [
+        "```bash\nls\n```",
+        "DONE: created the branch",
+        "DONE: No file in the repository has changed yet, so the task is not done. Continue with the next command.",
+        "```bash\necho fixed > README.md && cat README.md\n```",
+        "DONE: fixed the typo",
+    ]
+    seen: list[Event] = []
+    agent = Agent(ScriptedModel(replies), host, EventBus([seen.append]))
+    unchanged = "No file in the repository has changed yet, so the task is not done."
+    readme = Path(host.workdir) / "README.md"
+    agent.finish_checks = [("unchanged", lambda: None if readme.exists() else unchanged)]
+    outcome = agent.run("fix the typo")
+    errors = [e.message for e in seen if isinstance(e, FormatError)]
+    assert errors[0] == f"Not done yet: {unchanged} Continue with the next command."
+    assert errors[1] == f"Your DONE line only repeats what agentcli told you, so the task is not done: {errors[0]}"
+    assert outcome.status == "finished" and outcome.summary == "fixed the typo"

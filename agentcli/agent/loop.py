@@ -84,6 +84,8 @@ PER_COMMAND_OBJECTIONS = frozenset({"failed"})
 ONCE_OBJECTIONS = frozenset({"unchecked"})
 # A reply that starts as our own observations and notes do: the model echoing them back.
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
+# Words in a row a DONE summary shares with agentcli's own message that make it a copy of that message.
+ECHO_WORDS = 6
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
 # A plan step that looks rather than changes: its command counts as done even when it fails.
@@ -184,6 +186,7 @@ class Agent:
         self._unchecked = False  # the last command changed files and showed nothing of the result
         self._commands_since_plan = 0
         self._earlier_replies: set[str] = set()
+        self._told: list[str] = []  # what agentcli objected or answered to replies, in order
         self._task = ""
         self.guards = CommandGuards(sandbox, self._read)
 
@@ -363,6 +366,12 @@ class Agent:
         if self._commands_run == 0:
             self._format_error(f"Not done yet: you have not run any command. {self._plan_reminder()}", step)
             return
+        if (echoed := self._echoed(parsed.summary)) is not None:
+            # "DONE: No file in the repository has changed yet, so the task is not done": no claim.
+            told = f"Your DONE line only repeats what agentcli told you, so the task is not done: {echoed}"
+            message = f"{told} {self._plan_reminder()}"
+            self._format_error(message, step, command_ran=parsed.finish_after_command)
+            return
         if step_report(parsed.summary):
             message = f"`DONE:` ends the whole task, not one step of it, and the task goes on. {self._plan_reminder()}"
             self._format_error(message, step, command_ran=parsed.finish_after_command)
@@ -373,6 +382,16 @@ class Agent:
             self._format_error(objection, step, command_ran=parsed.finish_after_command)
             return
         raise _Stop("finished", "the model declared the task finished", parsed.summary)
+
+    def _echoed(self, summary: str) -> str | None:
+        """What agentcli told the model that a DONE summary copies (ECHO_WORDS words in a row), or None."""
+        words = summary.split()
+        windows = {" ".join(words[i : i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
+        for told in reversed(self._told):
+            flat = " ".join(told.split())
+            if any(window in flat for window in windows):
+                return told.strip()
+        return None
 
     def _finish_objection(self) -> str | None:
         checks: list[tuple[str, Callable[[], str | None]]] = [
@@ -727,6 +746,8 @@ class Agent:
         return (files[0], ", ".join(names)) if len(files) == 1 else None
 
     def _format_error(self, message: str, step: int, *, command_ran: bool = False) -> None:
+        # Our own words, for `_echoed`: the plan the reminder quotes is the model's.
+        self._told.append(message.replace(self._plan_reminder(), ""))
         self._format_errors += 1
         self.events.emit(FormatError(step=step, message=message, count=self._format_errors))
         if self._format_errors >= self.limits.max_format_errors:

@@ -676,15 +676,21 @@ def test_git_with_nothing_left_to_commit_is_no_failure(host):
 
 def test_a_file_the_task_names_is_not_deleted_unless_the_task_asks(host):
     work = Path(host.workdir)
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
     (work / "debug.log").write_text("one\n")
     (work / "old.txt").write_text("two\n")
+    subprocess.run(["git", "add", "debug.log", "old.txt"], cwd=work, check=True)
     seen: list[Event] = []
-    replies = ["```bash\ngit rm debug.log\n```", "```bash\nrm -f old.txt debug.log\n```", "```bash\nls\n```"]
+    replies = ["```bash\nrm -f old.txt debug.log\n```", "```bash\ngit rm debug.log\n```", "```bash\nls\n```"]
     Agent(ScriptedModel(replies), host, EventBus([seen.append])).run("Stop tracking debug.log in git; keep it")
     refusals = [e.message for e in seen if isinstance(e, FormatError)]
-    assert len(refusals) == 2 and (work / "debug.log").exists() and (work / "old.txt").exists()
-    assert "The task names debug.log and does not ask to delete it, so nothing was deleted." in refusals[0]
-    assert "`git rm --cached debug.log` stops git tracking it and keeps the file." in refusals[0]
+    assert refusals == ["The task names debug.log and does not ask to delete it, so nothing was deleted."]
+    assert (work / "debug.log").exists() and (work / "old.txt").exists()
+    # `git rm` of it runs as `git rm --cached`: the file stays on disk, untracked.
+    ran = [e for e in seen if isinstance(e, CommandStarted)]
+    assert ran[0].command == "git rm --cached debug.log" and "so `git rm` ran as `git rm --cached`" in ran[0].notes[-1]
+    tracked = subprocess.run(["git", "ls-files"], cwd=work, capture_output=True, text=True, check=True).stdout
+    assert tracked.split() == ["old.txt"]
     model = ScriptedModel(["```bash\nrm debug.log\n```", "DONE: removed"])
     Agent(model, host, EventBus()).run("Delete debug.log")
     assert not (work / "debug.log").exists()

@@ -89,6 +89,38 @@ def at_top(command: str, task: str, read: Callable[[str], str | None]) -> tuple[
     return f"sed -i {shlex.quote(f'{number}i {line}')} {shlex.quote(path)}", why
 
 
+_GIT_RM = re.compile(r"\bgit\s+rm\b(?![^\n]*--cached)")
+
+
+def kept_on_disk(command: str, task: str) -> tuple[str, str] | None:
+    """`git rm` of a file the task names and does not ask to delete (told to stop tracking it, small
+    models delete it): the same command with `git rm --cached`, which keeps the file, and why."""
+    if not _GIT_RM.search(command) or _PLAIN_RM.search(_GIT_RM.sub("", command)):
+        return None
+    name = _named_deletion(command, task)
+    if name is None:
+        return None
+    why = (
+        f"The task names {name} and does not ask to delete it, so `git rm` ran as `git rm --cached`, which stops "
+        "git tracking it and keeps the file."
+    )
+    return _GIT_RM.sub("git rm --cached", command), why
+
+
+_PLAIN_RM = re.compile(r"(?:^|[;&|]\s*|\n\s*)rm\s")
+
+
+def _named_deletion(command: str, task: str) -> str | None:
+    """A file `command` deletes that the task names, where the task asks for no deletion, or None."""
+    if _DELETION.search(task):
+        return None
+    for path in removed_files(command):
+        name = path.rstrip("/").removeprefix("./")
+        if name and re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-])", task):
+            return name
+    return None
+
+
 def _unquoted(words: str) -> str:
     try:
         return " ".join(shlex.split(words))
@@ -148,24 +180,16 @@ class CommandGuards:
                     f"Not run: the task says to leave {path} as it is, so it may not be changed. "
                     "Change the code that works with it instead."
                 )
-        if _DELETION.search(task):
-            return None
-        for path in removed_files(command):
-            name = path.rstrip("/").removeprefix("./")
-            if name and re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-])", task):
-                how = (
-                    f" `git rm --cached {shlex.quote(name)}` stops git tracking it and keeps the file."
-                    if "git" in command.split()
-                    else ""
-                )
-                return f"The task names {name} and does not ask to delete it, so nothing was deleted.{how}"
+        if (name := _named_deletion(command, task)) is not None:
+            return f"The task names {name} and does not ask to delete it, so nothing was deleted."
         return None
 
     def placement(self, command: str, task: str) -> tuple[str | None, str] | None:
         """Where `command` puts its change in the wrong place: a version bump that rewrites a changelog's
-        history, an append of what the task wants at the top. The command that puts it right (None where
-        there is none to give) and why; None for other commands."""
-        return without_history(command, task) or at_top(command, task, self.read)
+        history, an append of what the task wants at the top, a `git rm` of a file the task names and
+        does not ask to delete. The command that puts it right (None where there is none to give) and
+        why; None for other commands."""
+        return without_history(command, task) or at_top(command, task, self.read) or kept_on_disk(command, task)
 
     def server(self, command: str) -> str | None:
         """The repository program `command` runs in the foreground when it is a server (`python3

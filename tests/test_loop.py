@@ -934,3 +934,20 @@ def test_a_done_that_copies_agentclis_objection_is_no_finish(host):
     assert errors[0] == f"Not done yet: {unchanged} Continue with the next command."
     assert errors[1] == f"Your DONE line only repeats what agentcli told you, so the task is not done: {errors[0]}"
     assert outcome.status == "finished" and outcome.summary == "fixed the typo"
+
+
+def test_a_variable_the_program_is_to_read_from_its_environment_is_not_written_into_a_file(host):
+    # env-port-default: `export PORT=8080`, then `sed -i "s/PORT = 8000/PORT = $PORT/" server.py`.
+    work = Path(host.workdir)
+    (work / "server.py").write_text("PORT = 8000\n")
+    replies = [
+        "```bash\nexport PORT=8080\n```",
+        '```bash\nsed -i "s/PORT = 8000/PORT = $PORT/" server.py\n```',
+        "```bash\nsed -i 's/PORT = 8000/PORT = int(os.environ.get(\"PORT\", 8000))/' server.py && cat server.py\n```",
+    ]
+    task = "Make server.py use the port from the PORT environment variable, and keep 8000 as the default."
+    seen: list[Event] = []
+    Agent(ScriptedModel([*replies, "DONE: reads PORT"]), host, EventBus([seen.append])).run(task)
+    refusals = [e.message for e in seen if isinstance(e, FormatError)]
+    assert refusals[0].startswith("Not run: in double quotes the shell puts the value of $PORT into the file now")
+    assert (work / "server.py").read_text() == 'PORT = int(os.environ.get("PORT", 8000))\n'

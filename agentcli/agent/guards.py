@@ -137,6 +137,31 @@ _RUNS_FILE = re.compile(
 )
 
 
+# "the port from the PORT environment variable": the names a task reads from the environment.
+_ENV_NAMED = re.compile(
+    r"\b(?:environment variable|env(?:ironment)? var(?:iable)?)s?\s+`?([A-Z][A-Z0-9_]*)`?"
+    r"|`?\b([A-Z][A-Z0-9_]*)`?\s+(?:environment|env) var",
+)
+# A double-quoted argument holding `$NAME`: the shell puts its value there before the command runs.
+_EXPANDED = re.compile(r'"[^"\n]*\$\{?([A-Z][A-Z0-9_]*)\b[^"\n]*"')
+
+
+def expanded_variable(command: str, task: str) -> str | None:
+    """Why a command that writes a file may not put `$PORT` in double quotes where the task wants the
+    program to read PORT from its environment: the file would hold today's value, fixed."""
+    names = {name for pair in _ENV_NAMED.findall(task) for name in pair if name}
+    if not names or not (sed_targets(command) or redirected_files(command)):
+        return None
+    for name in _EXPANDED.findall(command):
+        if name in names:
+            return (
+                f"Not run: in double quotes the shell puts the value of ${name} into the file now, so it would hold "
+                f"a fixed value. The program must read {name} when it runs: in Python, "
+                f'`os.environ.get("{name}")` (after `import os`), with the default where it is not set.'
+            )
+    return None
+
+
 # Installing a package, and the output of an install that found no network.
 _INSTALL = re.compile(
     r"^\s*(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|apt(?:-get)?|npm|yarn|conda|gem|cargo)\s+(?:install|add)\b",
@@ -169,9 +194,12 @@ class CommandGuards:
         """Why `command` may not run: it deletes a file the task names, and the task asks for no deletion.
         (Told to stop tracking `debug.log`, or to make `wordcount.py` runnable, a small model deletes it.)
         Or it installs a package, after an install found no network: small models try again and again.
-        Or it changes a file the task says to leave as it is (the data a program fails on, the tests)."""
+        Or it changes a file the task says to leave as it is (the data a program fails on, the tests). Or it
+        writes the value of a variable the program is to read from its environment into a file."""
         if self.offline and _INSTALL.search(command):
             return f"Not run: {NO_NETWORK}"
+        if expanded := expanded_variable(command, task):
+            return expanded
         written = [*redirected_files(command), *sed_targets(command), *removed_files(command)]
         kept = files_to_keep(task)
         for path in (path.removeprefix("./") for path in written):

@@ -14,6 +14,8 @@ import secrets
 import shlex
 import textwrap
 
+from agentcli.agent.pysource import parse
+
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -117,9 +119,8 @@ def duplicated_setting(path: str, original: str, content: str) -> tuple[str, int
 
 def defined_names(block: str) -> list[str]:
     """The top-level functions and classes a Python block defines, in order; [] if it does not parse."""
-    try:
-        tree = ast.parse(textwrap.dedent(block))
-    except SyntaxError:
+    tree = parse(textwrap.dedent(block))
+    if tree is None:
         return []
     return [node.name for node in tree.body if isinstance(node, _DEFINITIONS)]
 
@@ -205,13 +206,11 @@ def merge_python(original: str, snippet: str) -> str | None:
     by one); new ones go at the end; missing imports go after the existing ones.
     """
     snippet = textwrap.dedent(snippet)
-    try:
-        new_tree = ast.parse(snippet)
-    except SyntaxError:
+    new_tree = parse(snippet)
+    if new_tree is None:
         return None
-    try:
-        old_tree = ast.parse(original)
-    except SyntaxError:
+    old_tree = parse(original)
+    if old_tree is None:
         # Often the file is broken by the model's own earlier edit: splice by lines instead.
         return _merge_by_lines(original, new_tree, snippet)
     new_nodes = new_tree.body
@@ -260,11 +259,7 @@ def merge_python(original: str, snippet: str) -> str | None:
         lines[start:end] = text
     merged = "".join(lines).rstrip("\n") + "\n" + "".join(appended).rstrip("\n")
     merged = merged.rstrip("\n") + "\n"
-    try:
-        ast.parse(merged)
-    except SyntaxError:
-        return None
-    return merged
+    return merged if parse(merged) is not None else None
 
 
 def _merge_class(old: ast.ClassDef, new: ast.ClassDef, snippet_lines: list[str]) -> list[tuple[int, int, list[str]]]:

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from agentcli.agent.edits import defined_names
+from agentcli.agent.pysource import parse
 
 SHELL_LANGUAGES = {
     "",
@@ -597,9 +598,8 @@ def _is_python(command: str) -> bool:
     """Whether a shell block's text is Python code: it parses as Python, holds an import, a definition
     or a compound statement, and no bare expression (a shell line that happens to parse: `ls`, `X=1`,
     `cat > f << 'EOF'`)."""
-    try:
-        tree = ast.parse(textwrap.dedent(command))
-    except (SyntaxError, ValueError):
+    tree = parse(textwrap.dedent(command))
+    if tree is None:
         return False
     # `cat > app.py << 'EOF'` and `EOF` are Python expressions too, which no Python script holds alone.
     bare = any(
@@ -667,11 +667,8 @@ def _as_python(lines: list[str]) -> str | None:
     """The lines as Python that parses (dedented); a literal `\\n` in them is a line break when only
     that way they parse (`echo` writes it as backslash and n). None when they do not parse."""
     for text in ("\n".join(lines) + "\n", "\n".join(lines).replace("\\n", "\n") + "\n"):
-        try:
-            ast.parse(textwrap.dedent(text))
-        except SyntaxError:
-            continue
-        return textwrap.dedent(text)
+        if parse(textwrap.dedent(text)) is not None:
+            return textwrap.dedent(text)
     return None
 
 

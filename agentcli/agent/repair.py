@@ -11,6 +11,7 @@ import re
 import shlex
 
 from agentcli.agent.edits import python_script_command
+from agentcli.agent.pysource import parse
 
 EDITORS = {"vim", "vi", "nvim", "nano", "emacs", "pico", "micro", "joe", "gedit", "code"}
 PAGERS = {"less", "more", "most"}
@@ -148,11 +149,7 @@ def _result_printed_once(statements: list[tuple[int, str]]) -> list[tuple[int, s
 
 
 def _parses(code: str) -> bool:
-    try:
-        compile(code, "<string>", "exec")
-    except (SyntaxError, ValueError):
-        return False
-    return True
+    return parse(code) is not None
 
 
 def _split_outside_brackets(text: str, separator: str, limit: int = -1) -> list[str]:

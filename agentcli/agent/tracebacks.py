@@ -12,6 +12,8 @@ import builtins
 import re
 from collections.abc import Callable
 
+from agentcli.agent.pysource import parse
+
 # Python: `  File "/work/report/summary.py", line 15, in revenue_by_customer`; also in pytest's `E`
 # lines, where a SyntaxError of an imported module says where it is.
 _PYTHON_FRAME = re.compile(r'^(?:E)?\s*File "([^"]+)", line (\d+)', re.MULTILINE)
@@ -103,9 +105,8 @@ def called_names(line: str) -> list[str]:
 
 def definition_range(text: str, name: str) -> tuple[int, int] | None:
     """First and last line of the function or class `name` (top level or a method), or None."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = parse(text)
+    if tree is None:
         return None
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import dataclasses
 import os
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, Agent, Approver, Outcome, RunLimits
+from agentcli.agent.pysource import syntax_error
 from agentcli.agent.tracebacks import excerpt, is_test_file
 from agentcli.config import Settings
 from agentcli.context.window import ContextWindow, context_for_run
@@ -231,9 +231,7 @@ class Session:
             if status == "D" or not path.endswith(".py") or not (self.root / path).is_file():
                 continue
             text = (self.root / path).read_text(errors="replace")
-            try:
-                ast.parse(text)
-            except SyntaxError as e:
+            if (e := syntax_error(text)) is not None:
                 shown = excerpt(text, e.lineno or 0)
                 return f"{path} no longer parses (SyntaxError: {e.msg}, line {e.lineno}):\n{shown}"
         return None

@@ -45,6 +45,22 @@ def test_what_follows_a_here_document_still_counts():
 
 
 @pytest.mark.parametrize(
+    ("command", "look"),
+    [
+        ("printf x > a.txt 2>/dev/null", "cat -n a.txt"),  # stderr's redirect is no file written
+        ('echo "a > b" > c.txt', "cat -n c.txt"),
+        ('echo a >> "my notes.txt"', "cat -n 'my notes.txt'"),
+    ],
+)
+def test_the_look_after_a_write_shows_the_file_written(command: str, look: str):
+    assert check_command(command) == look
+
+
+def test_a_redirect_in_quotes_or_to_dev_null_writes_nothing():
+    assert not only_changes('echo "a > b"') and not only_changes("python3 app.py > /dev/null")
+
+
+@pytest.mark.parametrize(
     ("command", "expected"),
     [
         ("rm -f old.txt build/", ["old.txt", "build/"]),

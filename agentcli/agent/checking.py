@@ -13,7 +13,6 @@ import shlex
 # Programs that change files and print nothing about the result.
 WRITERS = frozenset({"mv", "cp", "rm", "touch", "mkdir", "chmod", "chown", "ln", "truncate", "patch", "unzip"})
 # A redirect to a file (not 2>&1 or >&2), which turns any program into a writer.
-_REDIRECT = re.compile(r"(?<![0-9&])>>?\s*(?!&)\S")
 _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
 
 
@@ -33,7 +32,7 @@ def _writes(part: str) -> bool:
         return True
     if program == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
         return True
-    return bool(_REDIRECT.search(part))
+    return bool(_file_redirects(part))
 
 
 # `cat <<'EOF' > file`: a here-document's opening and its end mark.
@@ -61,17 +60,14 @@ def _parts(command: str) -> list[str]:
     return [p for p in _SPLIT.split(_without_heredoc_bodies(command)) if p.strip()]
 
 
-_REDIRECT_TARGET = re.compile(r"(?<![0-9&])>>?\s*([^\s&|;>]+)\s*$")
-
-
 def check_command(command: str) -> str | None:
     """A command that shows what the last change of `command` did, e.g. `cat -n app.py`; None if unknown."""
     parts = [p for p in _parts(command) if _writes(p)]
     if not parts:
         return None
     last = parts[-1].strip()
-    if target := _REDIRECT_TARGET.search(last):
-        return f"cat -n {shlex.quote(target.group(1).strip(chr(39) + chr(34)))}"
+    if redirects := _file_redirects(last):
+        return f"cat -n {shlex.quote(redirects[-1][1])}"
     words = _words(last)
     program = words[0].rsplit("/", 1)[-1] if words else ""
     files = [w for w in words[1:] if not w.startswith("-")]

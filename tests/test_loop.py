@@ -905,7 +905,8 @@ def test_a_server_started_in_the_foreground_is_stopped_soon_and_is_no_failure(ho
         "    httpd.serve_forever()\n"
     )
     seen: list[Event] = []
-    model = ScriptedModel(["```bash\npython3 server.py\n```", "DONE: it serves"])
+    start = 'if [ -n "$PORT" ]; then\n    export PORT=$PORT\nfi\n\npython3 server.py'  # as the 1.5B wrote it
+    model = ScriptedModel([f"```bash\n{start}\n```", "DONE: it serves"])
     outcome = Agent(model, host, EventBus([seen.append]), limits=RunLimits(timeout=300)).run("run the server")
     finished = [e for e in seen if isinstance(e, CommandFinished)]
     assert len(finished) == 1 and finished[0].timed_out and finished[0].duration < 20

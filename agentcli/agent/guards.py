@@ -220,14 +220,17 @@ class CommandGuards:
         return without_history(command, task) or at_top(command, task, self.read) or kept_on_disk(command, task)
 
     def server(self, command: str) -> str | None:
-        """The repository program `command` runs in the foreground when it is a server (`python3
-        server.py` over `serve_forever()`), or None."""
-        match = _RUNS_FILE.match(without_comment_lines(command).strip())
-        if match is None or "\n" in without_comment_lines(command).strip():
-            return None
-        path = match.group(1).removeprefix("./")
-        text = self.read(path)
-        return path if text is not None and _SERVES.search(text) else None
+        """The repository program `command` runs in the foreground, on a line of its own or after `&&`,
+        when it is a server (`python3 server.py` over `serve_forever()`), or None."""
+        for part in re.split(r"\n|&&|;", without_comment_lines(command)):
+            match = _RUNS_FILE.match(part.strip())
+            if match is None:
+                continue
+            path = match.group(1).removeprefix("./")
+            text = self.read(path)
+            if text is not None and _SERVES.search(text):
+                return path
+        return None
 
     def failure_advice(self, obs: Observation) -> str | None:
         """The exact way past a failure small models do not know how to get past, or None: a script

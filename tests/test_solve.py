@@ -496,3 +496,16 @@ def test_a_fresh_attempt_is_told_how_the_one_taken_back_ended_and_what_it_ran(fa
         "Take another way this time."
     )
     assert told not in first and told in fresh
+
+
+def test_a_commit_that_only_stops_tracking_a_file_is_a_change(failing_repo: Path, write_replies):
+    # git-untrack-file: `git rm --cached debug.log` and a commit leave every file as it was on disk.
+    replies = [
+        "```bash\ngit rm -q --cached calc.py && git commit -qm untrack && git status --short\n```",
+        "DONE: untracked",
+    ]
+    result, events = solve_json(
+        failing_repo, "Stop tracking calc.py in git but keep it on disk.", write_replies(replies)
+    )
+    assert result.returncode == 0 and events[-1]["summary"] == "untracked"
+    assert not [e for e in events if e["type"] == "format_error"]

@@ -194,6 +194,11 @@ def untouched_since(root: Path, checkpoint: Checkpoint) -> bool:
     )
 
 
+def moved_since(root: Path, checkpoint: Checkpoint) -> bool:
+    """Whether HEAD is at another commit than at the checkpoint (a commit made, or checked out)."""
+    return Git(root).try_("rev-parse", "-q", "--verify", "HEAD^{commit}") != checkpoint.head
+
+
 def staged_since(root: Path, checkpoint: Checkpoint) -> list[str]:
     """Paths staged and not committed, when the index has changed since the checkpoint (else [])."""
     git = Git(root)

@@ -17,7 +17,8 @@ from agentcli.session.first_looks import QUOTED
 
 # A file name in a task: a path ending in an extension that names a file, not a version or "e.g.".
 _NAMED_FILE = re.compile(
-    r"(?<![\w/.-])((?:[\w-]+/)*[\w-][\w.-]*\.(?:txt|csv|tsv|json|jsonl|md|rst|py|sh|log|ya?ml|toml|ini|cfg|html|xml|sql))"
+    r"(?<![\w/.-])((?:[\w-]+/)*[\w-][\w.-]*\.(?:txt|csv|tsv|json|jsonl|md|rst|py|sh|log|ya?ml|toml|ini|cfg|html|xml|sql)"
+    r"|(?:[\w-]+/)*\.(?:gitignore|gitattributes|dockerignore|editorconfig))"
     r"(?![\w/-])",
     re.IGNORECASE,
 )

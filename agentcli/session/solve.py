@@ -192,8 +192,11 @@ class Session:
         return agent
 
     def _nothing_changed(self) -> str | None:
-        """An objection to "done" when the current task has changed no file (asked once per task)."""
+        """An objection to "done" when the current task has changed no file and made no commit (asked
+        once per task; a commit that only stops tracking a file changes none)."""
         if self._checkpoint is None or cp.changed_paths(self.root, self._checkpoint):
+            return None
+        if cp.moved_since(self.root, self._checkpoint):
             return None
         # Said done after only looking, a small model needs the way to make a change as much as the news.
         return (

@@ -13,7 +13,7 @@ from agentcli.session.outputs import named_outputs, output_problem
         ("Write config/merged.json from config/defaults.json, with local.json on top", ["config/merged.json"]),
         ("I want to run it as `./scripts/wordcount.py < file.txt`", []),  # an example in a command
         ("Bump the version to 1.5.0 in README.md, e.g. in its first line", []),
-        ("Stop tracking debug.log, add it to .gitignore and commit", [".gitignore"]),  # a dotfile is a file
+        ("Stop tracking app.py, add it to .gitignore and commit", [".gitignore"]),  # a dotfile is a file
     ],
 )
 def test_files_the_task_asks_for_are_the_named_ones_not_here(task, outputs):

@@ -741,6 +741,18 @@ def test_a_script_that_may_not_run_gets_the_commands_that_let_it(host):
     assert "its first line must name its interpreter: `sed -i '1i #!/usr/bin/env python3' count.py`" in observation
 
 
+def test_a_python_script_run_directly_without_an_interpreter_line_gets_the_line(host):
+    # make-script-executable: after `chmod +x`, bash read the Python script as shell.
+    script = Path(host.workdir) / "count.py"
+    script.write_text('"""Count."""\n\nimport sys\n\nprint(len(sys.argv))\n')
+    script.chmod(0o755)
+    model = ScriptedModel(["```bash\n./count.py\n```", "DONE: ran"])
+    Agent(model, host, EventBus()).run("make ./count.py run directly")
+    observation = model.calls[1][-1]["content"]
+    assert "import: command not found" in observation and "is not executable" not in observation
+    assert "its first line must name its interpreter: `sed -i '1i #!/usr/bin/env python3' count.py`" in observation
+
+
 def test_a_first_look_that_may_not_run_gets_the_same_commands(host):
     (Path(host.workdir) / "count.py").write_text("print(1)\n")
     model = ScriptedModel(["DONE: nothing"])

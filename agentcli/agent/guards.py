@@ -245,18 +245,21 @@ class CommandGuards:
                 "block with its complete content: nothing in a block needs quoting."
             )
         denied = _NOT_EXECUTABLE.search(obs.output) if obs.exit_code == 126 else None
-        if denied is None:
+        # Without an interpreter line, a script run directly is read by the shell: `import: command not found`.
+        misread = None if denied else _READ_BY_SHELL.search(obs.output)
+        found = denied or misread
+        if found is None:
             return None
-        path = denied.group(1).removeprefix("./")
+        path = found.group(1).removeprefix("./")
         text = self.read(path)
         if text is None:
             return None
-        advice = f"{path} is not executable: `chmod +x {shlex.quote(path)}` makes it so."
+        advice = f"{path} is not executable: `chmod +x {shlex.quote(path)}` makes it so. " if denied else ""
         line = INTERPRETER_LINES.get("." + path.rsplit(".", 1)[-1]) if "." in path else None
         if line and not text.startswith("#!"):
             top = shlex.quote("1i " + line)
-            advice += f" Run directly, its first line must name its interpreter: `sed -i {top} {shlex.quote(path)}`."
-        return advice
+            advice += f"Run directly, its first line must name its interpreter: `sed -i {top} {shlex.quote(path)}`."
+        return advice.strip() or None
 
     def make_missing_folders(self, command: str) -> str | None:
         """Make the folders of the repository that `command` redirects into and lacks (unless it makes
@@ -322,6 +325,7 @@ def already_done(command: str, obs: Observation) -> str | None:
 
 
 # `bash: ./scripts/run.py: Permission denied` (exit 126): a script run directly that may not be.
+_READ_BY_SHELL = re.compile(r"^((?:\./)?[\w./-]+\.py): line \d+: (?:import|from): command not found$", re.MULTILINE)
 _NOT_EXECUTABLE = re.compile(r"^(?:bash: )?(?:line \d+: )?((?:\./)?[\w./-]+): Permission denied$", re.MULTILINE)
 INTERPRETER_LINES = {".py": "#!/usr/bin/env python3", ".sh": "#!/usr/bin/env bash", ".bash": "#!/usr/bin/env bash"}
 

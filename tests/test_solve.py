@@ -317,9 +317,7 @@ def test_tests_failing_before_a_task_that_does_not_speak_of_them_are_neither_sho
         "```bash\nprintf '2\\n' > count.txt && cat count.txt\n```",
         "DONE: counted",
     ]
-    result, events = solve_json(
-        failing_repo, "How many functions are there? Write just the number to count.txt.", write_replies(replies)
-    )
+    result, events = solve_json(failing_repo, COUNT_TASK, write_replies(replies))
     assert result.returncode == 0 and events[-1]["summary"] == "counted"
     assert [e["step"] for e in events if e["type"] == "command_finished"] == [1]  # test_calc's failure not shown
     assert not [e for e in events if e["type"] == "format_error"]
@@ -328,9 +326,7 @@ def test_tests_failing_before_a_task_that_does_not_speak_of_them_are_neither_sho
         "```bash\nprintf 'def add(a, b):\\n    return 1\\n' > calc.py && printf '2\\n' > count.txt && cat calc.py\n```",
         "DONE: counted",
     ]
-    result, events = solve_json(
-        failing_repo, "How many functions are there? Write just the number to count.txt.", write_replies(replies)
-    )
+    result, events = solve_json(failing_repo, COUNT_TASK, write_replies(replies))
     objections = [e["message"] for e in events if e["type"] == "format_error"]
     assert objections and "the repository's tests fail" in objections[0] and "test_words" in objections[0]
 

@@ -505,3 +505,26 @@ def test_a_commit_that_only_stops_tracking_a_file_is_a_change(failing_repo: Path
     )
     assert result.returncode == 0 and events[-1]["summary"] == "untracked"
     assert not [e for e in events if e["type"] == "format_error"]
+
+
+def test_done_with_files_left_uncommitted_where_the_task_asks_for_a_commit_is_questioned(
+    failing_repo: Path, write_replies
+):
+    # git-untrack-file: `git rm --cached debug.log` and a commit, with debug.log never added to .gitignore.
+    (failing_repo / ".gitignore").write_text("*.pyc\n")
+    git(failing_repo, "add", ".gitignore")
+    git(failing_repo, "commit", "-qm", "ignore")
+    (failing_repo / "notes.txt").write_text("the user's own, untracked before the task\n")
+    replies = [
+        "```bash\ngit rm -q --cached calc.py && git commit -qm untrack\n```",
+        "DONE: untracked",
+        "```bash\necho calc.py >> .gitignore && git add .gitignore && git commit -qm ignore && git status --short\n```",
+        "DONE: untracked and ignored",
+    ]
+    task = "Stop tracking calc.py but keep it on disk, add it to .gitignore, and commit the change."
+    result, events = solve_json(failing_repo, task, write_replies(replies))
+    assert result.returncode == 0 and events[-1]["summary"] == "untracked and ignored"
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert len(objections) == 1
+    assert "The task asks for a commit, and `git status --short` still shows `?? calc.py`" in objections[0]
+    assert "notes.txt" not in objections[0]  # untracked before the task: not the task's

@@ -256,6 +256,11 @@ def restore(root: Path, checkpoint: Checkpoint) -> list[str]:
     return added + restored
 
 
+def uncommitted_entries(root: Path) -> set[str]:
+    """`git status --porcelain` lines now (`?? debug.log`, ` M app.py`): what is not committed."""
+    return {line for line in Git(root)("status", "--porcelain", "--untracked-files=all").splitlines() if line.strip()}
+
+
 def ignored_entries(root: Path) -> set[str]:
     """Ignored files and directories (collapsed) present now, outside agentcli's own folder."""
     out = Git(root)("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")

@@ -148,6 +148,8 @@ class Session:
         self._checkpoint: cp.Checkpoint | None = None
         # How the tests failed before the current task, where it does not speak of failures.
         self._failing_before: str | None = None
+        self._uncommitted_before: set[str] = set()  # `git status` lines at the task's start
+        self._task = ""
 
     def notify(self, message: str) -> None:
         self.events.emit(Notice(message=message))
@@ -185,6 +187,7 @@ class Session:
             ("syntax", self._broken_python),
             ("empty", self._empty_new_file),
             ("staged", self._staged_not_committed),
+            ("uncommitted", self._left_uncommitted),
         ]
         if approve is None:  # where commands need the user's approval, none runs unasked
             agent.finish_checks.append(("tests", self._failing_tests))
@@ -251,6 +254,25 @@ class Session:
         return (
             f'Changes are staged but not committed ({shown}): commit them with `git commit -m "<message>"`, '
             "or unstage them if the task asks for no commit."
+        )
+
+    def _left_uncommitted(self) -> str | None:
+        """An objection to "done" when the task asks for a commit and leaves files it changed, or made,
+        uncommitted (`?? debug.log` after "stop tracking it, add it to .gitignore and commit")."""
+        if self._checkpoint is None or not _ASKS_FOR_COMMIT.search(self._task):
+            return None
+        own = set(self._checkpoint.exclude)
+        left = [
+            entry
+            for entry in sorted(cp.uncommitted_entries(self.root) - self._uncommitted_before)
+            if entry[3:].strip('"') not in own
+        ]
+        if not left:
+            return None
+        shown = ", ".join(f"`{entry.strip()}`" for entry in left[:5])
+        return (
+            f"The task asks for a commit, and `git status --short` still shows {shown}: commit what belongs to the "
+            "change, or add to .gitignore what git should not track."
         )
 
     def _failing_tests(self) -> str | None:
@@ -335,6 +357,7 @@ class Session:
         attempt that got stuck after the right change is worth more than one that finished while the
         tests fail). Steps, tokens and time are counted over all attempts.
         """
+        self._task = task
         looks = self.first_looks(task)
         outputs = named_outputs(task, list_files(self.root))
         context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
@@ -430,6 +453,7 @@ class Session:
             exclude = tuple(sorted(inside(self.root, [*own_output_files(), *written_by_us])))
             checkpoint = cp.create_checkpoint(self.root, name, exclude)
             ignored = cp.ignored_entries(self.root)
+            self._uncommitted_before = cp.uncommitted_entries(self.root)
         self._checkpoint = checkpoint
         return TaskMark(checkpoint, ignored, time.monotonic())
 
@@ -512,6 +536,8 @@ class TaskMark:
     started: float
 
 
+# "... and commit the change", not "don't commit".
+_ASKS_FOR_COMMIT = re.compile(r"(?<!not )(?<!n't )(?<!without )\bcommit\b(?!ted)", re.IGNORECASE)
 # Commands of an attempt taken back that the next one is told of, at most, and characters of each.
 SHOWN_COMMANDS = 4
 SHOWN_COMMAND_CHARS = 100

@@ -528,3 +528,22 @@ def test_done_with_files_left_uncommitted_where_the_task_asks_for_a_commit_is_qu
     assert len(objections) == 1
     assert "The task asks for a commit, and `git status --short` still shows `?? calc.py`" in objections[0]
     assert "notes.txt" not in objections[0]  # untracked before the task: not the task's
+
+
+def test_a_named_command_that_still_fails_comes_with_the_way_past_its_failure(failing_repo: Path, write_replies):
+    # make-script-executable: after `chmod +x`, the named `./count.py` is read by the shell for want of `#!`.
+    (failing_repo / "count.py").write_text('"""Count."""\n\nimport sys\n\nprint(len(sys.argv))\n')
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    git(failing_repo, "add", "count.py")
+    git(failing_repo, "commit", "-qm", "count")
+    replies = [
+        "```bash\nchmod +x count.py && ls -l count.py\n```",
+        "DONE: executable",
+        "```bash\nsed -i '1i #!/usr/bin/env python3' count.py && ./count.py\n```",
+        "DONE: it runs",
+    ]
+    result, events = solve_json(failing_repo, "Make `./count.py` run directly.", write_replies(replies))
+    assert result.returncode == 0 and events[-1]["summary"] == "it runs"
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert len(objections) == 1 and "`./count.py`, which the task names, still fails (exit 2)" in objections[0]
+    assert "its first line must name its interpreter: `sed -i '1i #!/usr/bin/env python3' count.py`" in objections[0]

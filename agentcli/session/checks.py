@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 
 from agentcli.agent.tracebacks import TEST_FILE, without_library_frames
 from agentcli.context.summary import cut_middle
@@ -61,16 +62,22 @@ def failed_ids(report: str) -> frozenset[str]:
 
 
 def failing_command(
-    sandbox: Sandbox, command: str, expected: str | None = None, timeout: float = TEST_TIMEOUT
+    sandbox: Sandbox,
+    command: str,
+    expected: str | None = None,
+    timeout: float = TEST_TIMEOUT,
+    advise: Callable[[Observation], str | None] | None = None,
 ) -> str | None:
-    """How `command` fails when run now (exit code and the end of its output), or prints other than the
-    `expected` text; None when it does what the task says."""
+    """How `command` fails when run now (exit code and the end of its output, and what `advise` says
+    of the failure), or prints other than the `expected` text; None when it does what the task says."""
     obs = _run_quietly(sandbox, command, timeout)
     output = cut_middle(obs.output.strip(), SHOWN_CHARS)
     if obs.timed_out:
         return None  # still running when stopped: a server, which says nothing of the change
     if not obs.ok:
-        return f"`{command}`, which the task names, still fails (exit {obs.exit_code}):\n{output}"
+        advice = advise(obs) if advise else None
+        failure = f"`{command}`, which the task names, still fails (exit {obs.exit_code}):\n{output}"
+        return f"{failure}\n{advice}" if advice else failure
     if expected is not None and expected not in obs.output:
         return f"`{command}` should print `{expected}`, as the task says, but it prints:\n{output}"
     return None

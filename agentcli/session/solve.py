@@ -34,7 +34,7 @@ from agentcli.repo import checkpoint as cp
 from agentcli.repo import publish
 from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
-from agentcli.sandbox.base import Sandbox
+from agentcli.sandbox.base import Observation, Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.checks import (
     failed_ids,
@@ -300,8 +300,9 @@ class Session:
             self.notify(f"checking before finishing: the examples in {', '.join(with_examples)}")
         return failing_examples(self.sandbox, with_examples)
 
-    def _failing_look(self, task: str, looks: list[str]) -> str | None:
-        """An objection to "done" while a command the task names fails, or prints other than the task says."""
+    def _failing_look(self, task: str, looks: list[str], advise: Callable[[Observation], str | None]) -> str | None:
+        """An objection to "done" while a command the task names fails (with the way past the failure that
+        `advise` knows, as after the model's own command), or prints other than the task says."""
         if self.sandbox is None:
             return None
         expected = expected_outputs(task)
@@ -310,7 +311,7 @@ class Session:
         for command in named:
             if not runs_repository_program(command, files):
                 continue
-            if failure := failing_command(self.sandbox, command, expected.get(command), FIRST_LOOK_TIMEOUT):
+            if failure := failing_command(self.sandbox, command, expected.get(command), FIRST_LOOK_TIMEOUT, advise):
                 return failure
         return None
 
@@ -376,7 +377,8 @@ class Session:
             if attempt > 1:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
             agent.finish_checks.insert(0, ("outputs", lambda: self._output_problem(outputs, task)))
-            agent.finish_checks.append(("looks", lambda: self._failing_look(task, looks)))
+            advise = agent.guards.failure_advice
+            agent.finish_checks.append(("looks", lambda advise=advise: self._failing_look(task, looks, advise)))
             earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text
             outcome = agent.run(task, context_text=earlier, first_looks=looks)
             why = self._retry_reason(outcome)

@@ -527,6 +527,9 @@ def test_done_with_files_left_uncommitted_where_the_task_asks_for_a_commit_is_qu
     objections = [e["message"] for e in events if e["type"] == "format_error"]
     assert len(objections) == 1
     assert "The task asks for a commit, and `git status --short` still shows `?? calc.py`" in objections[0]
+    assert (
+        "To have git ignore calc.py: `echo calc.py >> .gitignore && git add .gitignore && git commit" in objections[0]
+    )
     assert "notes.txt" not in objections[0]  # untracked before the task: not the task's
 
 

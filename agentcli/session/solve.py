@@ -270,9 +270,16 @@ class Session:
         if not left:
             return None
         shown = ", ".join(f"`{entry.strip()}`" for entry in left[:5])
+        untracked = [entry[3:].strip('"') for entry in left if entry.startswith("??")]
+        # Told only to "add it to .gitignore", a small model sends its commit again: the commands it needs.
+        ignore = ""
+        if untracked:
+            name = untracked[0]
+            commands = f'echo {shlex.quote(name)} >> .gitignore && git add .gitignore && git commit -m "Ignore {name}"'
+            ignore = f" To have git ignore {name}: `{commands}`."
         return (
             f"The task asks for a commit, and `git status --short` still shows {shown}: commit what belongs to the "
-            "change, or add to .gitignore what git should not track."
+            f"change, or add to .gitignore what git should not track.{ignore}"
         )
 
     def _failing_tests(self) -> str | None:

@@ -193,7 +193,7 @@ class DoneAtTheDeadline(SlowStreamingModel):
 
 def test_a_reply_cut_by_the_deadline_is_not_acted_on(host):
     agent = Agent(DoneAtTheDeadline([]), host, EventBus(), limits=RunLimits(timeout=0.5))
-    agent._commands_run = 1  # as if work had been done: only the deadline may stop this finish
+    agent.commands_ran.append("ls")  # as if work had been done: only the deadline may stop this finish
     outcome = agent.run("task")
     assert outcome.status == "failed" and "time limit" in outcome.reason
 

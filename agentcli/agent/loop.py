@@ -174,7 +174,6 @@ class Agent:
         self.outcome = Outcome(status="failed", reason="not started")
         self._started = 0.0
         self._format_errors = 0
-        self._commands_run = 0
         self.commands_ran: list[str] = []  # every command that ran, in order
         self._first_step = 0
         self._questioned: set[tuple[str, str]] = set()
@@ -363,7 +362,7 @@ class Agent:
         Small models often declare a task done after merely looking at it, or right after a failure.
         A run in which no command ran at all is never accepted as finished.
         """
-        if self._commands_run == 0:
+        if not self.commands_ran:
             self._format_error(f"Not done yet: you have not run any command. {self._plan_reminder()}", step)
             return
         if (echoed := self._echoed(parsed.summary)) is not None:
@@ -410,7 +409,7 @@ class Agent:
             problem = check()
             if problem is None:
                 continue
-            key = (name, _objection_key(name, problem, self._commands_run))
+            key = (name, _objection_key(name, problem, len(self.commands_ran)))
             if key not in self._questioned:
                 self._questioned.add(key)
                 # No "reply DONE again if you are sure": small models take it as the instruction.
@@ -557,7 +556,6 @@ class Agent:
             # Keep the history well-formed for a follow-up task: every command gets an answer.
             self.context.add("user", "[interrupted by the user before the command finished]")
             raise
-        self._commands_run += 1
         self.commands_ran.append(command)
         settled = already_done(command, obs)
         if server and obs.timed_out:

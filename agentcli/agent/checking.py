@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from agentcli.agent.edits import without_comment_lines
+
 # Programs that change files and print nothing about the result.
 WRITERS = frozenset({"mv", "cp", "rm", "touch", "mkdir", "chmod", "chown", "ln", "truncate", "patch", "unzip"})
 # A redirect to a file (not 2>&1 or >&2), which turns any program into a writer.
@@ -129,8 +131,7 @@ def command_lines(command: str) -> int:
     a here-document, a continued line or a compound statement counts as one."""
     if "<<" in command or "\\\n" in command or re.search(r"^\s*(?:if|for|while|case|until)\b", command, re.M):
         return 1
-    lines = [line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    return max(1, len(lines))
+    return max(1, len(without_comment_lines(command).splitlines()))
 
 
 def removed_files(command: str) -> list[str]:

@@ -20,11 +20,16 @@ Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
+# The end marks of the here-documents agentcli writes files and runs scripts with.
+WRITE_MARK = "AGENTCLI_EOF"
+SCRIPT_MARK = "AGENTCLI_PYTHON"
+
+
 def write_command(path: str, content: str) -> str:
     """A shell command that writes `content` to `path` exactly (a here-document with a unique end mark)."""
-    mark = "AGENTCLI_EOF"
+    mark = WRITE_MARK
     while mark in content:
-        mark = f"AGENTCLI_EOF_{secrets.token_hex(3)}"
+        mark = f"{WRITE_MARK}_{secrets.token_hex(3)}"
     body = content if content.endswith("\n") else content + "\n"
     directory = path.rsplit("/", 1)[0] if "/" in path else ""
     prefix = f"mkdir -p {shlex.quote(directory)} && " if directory else ""
@@ -33,7 +38,7 @@ def write_command(path: str, content: str) -> str:
 
 def python_script_command(script: str) -> str:
     """A shell command that runs `script` with python3: a here-document under a delimiter it does not hold."""
-    delimiter = "AGENTCLI_PYTHON"
+    delimiter = SCRIPT_MARK
     while delimiter in script:
         delimiter += "_"
     return f"python3 - <<'{delimiter}'\n{script.rstrip(chr(10))}\n{delimiter}"

@@ -14,7 +14,7 @@ import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 
-from agentcli.agent.edits import defined_names
+from agentcli.agent.edits import defined_names, without_comment_lines
 from agentcli.agent.pysource import parse
 
 SHELL_LANGUAGES = {
@@ -645,7 +645,7 @@ def _echo_lines(command: str) -> list[tuple[str, str, str]] | None:
     """(text, redirect, file) for each line of a block made only of `echo "text"` lines, each perhaps
     with `> file` or `>> file` ("" for neither); None for anything else."""
     found = []
-    for line in (line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")):
+    for line in without_comment_lines(command).splitlines():
         if not re.match(r"""^\s*echo\s+["']""", line) or "$" in line or "`" in line:
             return None
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from agentcli.agent.edits import python_script_command
+from agentcli.agent.edits import python_script_command, without_comment_lines
 from agentcli.agent.pysource import parse
 
 EDITORS = {"vim", "vi", "nvim", "nano", "emacs", "pico", "micro", "joe", "gedit", "code"}
@@ -65,7 +65,7 @@ def one_line_python(command: str) -> tuple[str, str] | None:
     """`python3 -c "import json; with open(f) as h: d = json.load(h); for k in d: print(k)"`, which
     cannot parse, as the script it means (each `with`/`for`/`if` holding all that follows it), and a
     note; None for anything else. Its output may go to a file (`> count.txt`)."""
-    lines = [line for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    lines = without_comment_lines(command).splitlines()
     if len(lines) != 1:
         return None
     try:

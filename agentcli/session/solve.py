@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
 from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, Agent, Approver, Outcome, RunLimits
 from agentcli.agent.pysource import syntax_error
 from agentcli.agent.tracebacks import excerpt, is_test_file
@@ -566,11 +567,10 @@ def _taken_back(number: int, why: str, commands: list[str]) -> str:
 
 def _gist(command: str) -> str:
     """The first line of `command` that is not a comment, cut short; a file written is named as such."""
-    lines = [line.strip() for line in command.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    first = lines[0] if lines else ""
-    if written := re.match(r"^(?:mkdir -p \S+ && )?cat > (\S+) <<'AGENTCLI_EOF", first):
+    first = without_comment_lines(command).partition("\n")[0].strip()
+    if written := re.match(rf"^(?:mkdir -p \S+ && )?cat > (\S+) <<'{WRITE_MARK}", first):
         return f"(wrote {written.group(1)})"
-    if first.startswith("python3 - <<'AGENTCLI_PYTHON"):
+    if first.startswith(f"python3 - <<'{SCRIPT_MARK}"):
         return "(a Python script)"
     return first if len(first) <= SHOWN_COMMAND_CHARS else first[: SHOWN_COMMAND_CHARS - 3] + "..."
 

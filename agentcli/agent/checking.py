@@ -57,14 +57,14 @@ def _without_heredoc_bodies(command: str) -> str:
     return "\n".join(kept)
 
 
-def _parts(command: str) -> list[str]:
+def simple_commands(command: str) -> list[str]:
     """The simple commands of `command`, split at `&&`, `||`, `;` and newlines."""
     return [p for p in _SPLIT.split(_without_heredoc_bodies(command)) if p.strip()]
 
 
 def check_command(command: str) -> str | None:
     """A command that shows what the last change of `command` did, e.g. `cat -n app.py`; None if unknown."""
-    parts = [p for p in _parts(command) if _writes(p)]
+    parts = [p for p in simple_commands(command) if _writes(p)]
     if not parts:
         return None
     last = parts[-1].strip()
@@ -97,14 +97,14 @@ def _file_redirects(part: str) -> list[tuple[str, str]]:
 
 def redirected_files(command: str) -> list[str]:
     """Every file `command` writes with `>` or `>>`."""
-    return [path for part in _parts(command) for _, path in _file_redirects(part)]
+    return [path for part in simple_commands(command) for _, path in _file_redirects(part)]
 
 
 def overwrites(command: str) -> list[tuple[str, str]]:
     """(file, program) for each `program ... > file` in `command`; a bare `> file`, which empties the
     file on purpose, is left out."""
     found = []
-    for part in _parts(command):
+    for part in simple_commands(command):
         words = _words(part)
         program = words[0].rsplit("/", 1)[-1] if words and not words[0].startswith(">") else ""
         if program not in _EMPTYING:
@@ -114,12 +114,12 @@ def overwrites(command: str) -> list[tuple[str, str]]:
 
 def appended_files(command: str) -> list[str]:
     """Every file `command` adds to with `>>`."""
-    return [path for part in _parts(command) for operator, path in _file_redirects(part) if operator == ">>"]
+    return [path for part in simple_commands(command) for operator, path in _file_redirects(part) if operator == ">>"]
 
 
 def only_changes(command: str) -> bool:
     """True when `command` changes files and nothing after the last change shows a result."""
-    parts = _parts(command)
+    parts = simple_commands(command)
     if not parts:
         return False
     last_write = max((i for i, part in enumerate(parts) if _writes(part)), default=-1)
@@ -137,7 +137,7 @@ def command_lines(command: str) -> int:
 def removed_files(command: str) -> list[str]:
     """The paths `command` deletes from disk with `rm` or `git rm` (not `git rm --cached`)."""
     removed = []
-    for part in _parts(command):
+    for part in simple_commands(command):
         words = _words(part)
         if words[:1] == ["rm"]:
             args = words[1:]

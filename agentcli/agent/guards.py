@@ -13,7 +13,7 @@ import re
 import shlex
 from collections.abc import Callable
 
-from agentcli.agent.checking import appended_files, overwrites, redirected_files, removed_files
+from agentcli.agent.checking import appended_files, overwrites, redirected_files, removed_files, simple_commands
 from agentcli.agent.edits import duplicated_setting, overwrite_loss, sed_targets, without_comment_lines
 from agentcli.sandbox.base import Observation, Sandbox
 
@@ -90,6 +90,7 @@ def at_top(command: str, task: str, read: Callable[[str], str | None]) -> tuple[
 
 
 _GIT_RM = re.compile(r"\bgit\s+rm\b(?![^\n]*--cached)")
+_PLAIN_RM = re.compile(r"(?:^|[;&|]\s*|\n\s*)rm\s")
 
 
 def kept_on_disk(command: str, task: str) -> tuple[str, str] | None:
@@ -105,9 +106,6 @@ def kept_on_disk(command: str, task: str) -> tuple[str, str] | None:
         "git tracking it and keeps the file."
     )
     return _GIT_RM.sub("git rm --cached", command), why
-
-
-_PLAIN_RM = re.compile(r"(?:^|[;&|]\s*|\n\s*)rm\s")
 
 
 def _named_deletion(command: str, task: str) -> str | None:
@@ -220,9 +218,9 @@ class CommandGuards:
         return without_history(command, task) or at_top(command, task, self.read) or kept_on_disk(command, task)
 
     def server(self, command: str) -> str | None:
-        """The repository program `command` runs in the foreground, on a line of its own or after `&&`,
-        when it is a server (`python3 server.py` over `serve_forever()`), or None."""
-        for part in re.split(r"\n|&&|;", without_comment_lines(command)):
+        """The repository program a simple command of `command` (a line of its own, a part after `&&`)
+        runs in the foreground when it is a server (`python3 server.py` over `serve_forever()`), or None."""
+        for part in simple_commands(command):
             match = _RUNS_FILE.match(part.strip())
             if match is None:
                 continue

@@ -98,6 +98,7 @@ _REPLACED = (
     re.compile(r"\b(?:misspell\w*|typo)\s+[\"'`]([^\"'`\n]+)[\"'`]", re.IGNORECASE),
 )
 SEARCH = "grep -rnIF --exclude-dir=.git --exclude-dir=.agentcli -- {text} ."
+_SEARCH_PREFIX = SEARCH.partition("{text}")[0]
 
 
 def replaced_text(task: str) -> str | None:
@@ -139,7 +140,7 @@ def task_hint(task: str, looks: list[str]) -> str:
     nothing of the kind.)
     """
     named = _DATA_FILE.search(task)
-    programs = [look for look in looks if look != TESTS and not look.startswith(SEARCH.split(" ", 1)[0])]
+    programs = [look for look in looks if look != TESTS and not look.startswith(_SEARCH_PREFIX)]
     if not named or programs or _GIT_CHORE.search(task):
         return ""
     return DATA_HINT.format(name=named.group(0))

@@ -263,15 +263,13 @@ class Session:
         if self._checkpoint is None or not _ASKS_FOR_COMMIT.search(self._task):
             return None
         own = set(self._checkpoint.exclude)
-        left = [
-            entry
-            for entry in sorted(cp.uncommitted_entries(self.root) - self._uncommitted_before)
-            if entry[3:].strip('"') not in own
-        ]
+        # A porcelain line is two status letters, a space, then the path (quoted where it has to be).
+        entries = sorted(cp.uncommitted_entries(self.root) - self._uncommitted_before)
+        left = [(entry, path) for entry in entries if (path := entry[3:].strip('"')) not in own]
         if not left:
             return None
-        shown = ", ".join(f"`{entry.strip()}`" for entry in left[:5])
-        untracked = [entry[3:].strip('"') for entry in left if entry.startswith("??")]
+        shown = ", ".join(f"`{entry.strip()}`" for entry, _ in left[:5])
+        untracked = [path for entry, path in left if entry.startswith("??")]
         # Told only to "add it to .gitignore", a small model sends its commit again: the commands it needs.
         ignore = ""
         if untracked:

@@ -192,3 +192,18 @@ def test_speculative_decoding_gives_the_same_greedy_reply(smol_path: Path) -> No
         unload()
     assert reply.text == expected.text
     assert reply.usage.completion_tokens == expected.usage.completion_tokens
+
+
+def test_the_empty_block_rule_reads_the_real_vocabulary(model) -> None:
+    from agentcli.models.nonempty_blocks import BlockState
+
+    llama = model.load()
+    rule = model._engine().nonempty_blocks
+    fence = llama.tokenize(b"```", add_bos=False, special=False)
+    newline = llama.tokenize(b"\n", add_bos=False, special=False)
+    command = llama.tokenize(b"ls", add_bos=False, special=False)
+    body, on_fence = set(rule.forbidden[BlockState.BODY]), set(rule.forbidden[BlockState.FENCE])
+    assert fence[0] in body and fence[0] in on_fence
+    assert newline[0] in body and newline[0] not in on_fence  # a newline is how the block opens
+    assert llama.token_eos() in body
+    assert command[0] not in body

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,22 @@ def test_real_model_creates_a_file_and_finishes(tmp_path: Path):
     assert done.returncode == 0
     assert (repo / "hello.txt").read_text().strip() == "hello world"
     assert any(e["type"] == "model_replied" and (e["prompt_evaluated"] or 0) < e["prompt_tokens"] for e in events[2:])
+
+
+@pytest.mark.skipif(_model_ready() is not None, reason=_model_ready() or "")
+def test_an_opened_command_block_is_not_left_empty() -> None:
+    from agentcli.models.llamacpp import load_local_model
+
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Repeat exactly, with nothing else:\n```bash\n```"},
+    ]
+    model = load_local_model(MODEL, n_ctx=2048, nonempty_blocks=False)
+    model.load().reset()
+    free = model.complete(messages, max_tokens=40).text
+    model.nonempty_blocks = True
+    model.load().reset()
+    ruled = model.complete(messages, max_tokens=40).text
+    empty = re.compile(r"```\w*\s*(```|\Z)")
+    assert empty.match(free.strip()), free  # greedy, the 1.5B answers with an empty block
+    assert not empty.search(ruled) and len(ruled.strip()) > 10, ruled

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agentcli.session.outputs import named_outputs, output_problem
+from agentcli.session.outputs import introduced_names, missing_name, named_outputs, output_problem
 
 
 @pytest.mark.parametrize(
@@ -72,3 +72,21 @@ def test_what_the_task_says_of_its_one_result_holds():
         == "root_cause.txt should be one line, as the task says, but it has 3: choose the one line the task asks for."
     )
     assert output_problem("root_cause.txt", "ERROR a\nERROR b\n", cause, only_output=False) is None
+
+
+def test_names_the_task_introduces_are_its_new_one_word_forms_and_prose_flags():
+    task = (
+        "Add a `--shout` flag and a --quiet one, a `timeout` setting added as `?connect_timeout=<timeout>`, "
+        "keep the `port` key; `python3 greet.py Ada --shout` prints `HELLO`; run `./count.py`; write `out.txt`."
+    )
+    names = introduced_names(task, "port = 5432\n")
+    assert names == {
+        "shout": "--shout",
+        "timeout": "timeout",
+        "connect_timeout": "?connect_timeout=<timeout>",
+        "quiet": "--quiet",
+    }
+    assert missing_name(names, "--shout --quiet timeout connect_timeout") is None
+    problem = missing_name(names, "--shout timeout connect_timeout")
+    assert problem is not None
+    assert problem.startswith("`quiet` (of `--quiet`), which the task introduces, is in no file")

@@ -368,6 +368,25 @@ def test_done_while_a_file_the_task_asks_for_does_not_exist_is_questioned(failin
     assert (failing_repo / "root_cause.txt").read_text() == "ERROR disk full\n"
 
 
+def test_done_while_a_name_the_task_introduces_is_in_no_file_is_questioned(failing_repo: Path, write_replies):
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    git(failing_repo, "commit", "-qm", "no tests")
+    replies = [
+        "calc.py\n```python\ndef add(a, b):\n    return abs(a + b)\n```",  # a change, not the one asked for
+        "```bash\npython3 -c 'import calc; print(calc.add(2, 3))'\n```",
+        "DONE: added the option",
+        "calc.py\n```python\ndef add(a, b, absolute=False):\n    return abs(a + b) if absolute else a + b\n```",
+        "```bash\npython3 -c 'import calc; print(calc.add(-2, -3, absolute=True))'\n```",
+        "DONE: added it now",
+    ]
+    task = "Give add() an `absolute` option (default off) that returns the absolute value of the sum."
+    result, events = solve_json(failing_repo, task, write_replies(replies))
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert len(objections) == 1 and "`absolute`, which the task introduces, is in no file yet" in objections[0]
+    assert result.returncode == 0 and events[-1]["summary"] == "added it now"
+    assert "absolute=False" in (failing_repo / "calc.py").read_text()
+
+
 def test_done_with_an_empty_new_file_is_questioned(failing_repo: Path, write_replies):
     git(failing_repo, "rm", "-q", "test_calc.py")
     git(failing_repo, "commit", "-qm", "no tests")

@@ -1,8 +1,12 @@
-"""Files a task asks for: which they are, and whether what was written there is of their kind.
+"""What a task asks to exist afterwards: the files it names, whether what was written there is of
+their kind, and the new names it introduces.
 
 "Write the ERROR line to root_cause.txt" answered by printing the line, or "write status_counts.csv
 with a header row `status,count`" answered by `uniq -c` output: a small model says it is done either
 way. The file names a task uses tell what must exist afterwards, and a .csv or .json file must be one.
+"Add a `--shout` flag" answered by a rewrite that upper-cases every greeting, or "add it to the
+connection string as `?connect_timeout=<timeout>`" by a line appended to the end of the module: a
+name the task introduces that no file holds afterwards is a change not made.
 """
 
 from __future__ import annotations
@@ -90,3 +94,47 @@ def _expected_header(task: str) -> str | None:
         return None
     names = re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", listed.group(1).replace("`", ""))
     return ",".join(names) if len(names) >= 2 else None
+
+
+# A flag the task speaks of in prose: "Add a --verbose flag".
+_PROSE_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*[A-Za-z0-9]")
+# A quoted name said to be a new thing of the code: "a `timeout` setting", "an option called `level`".
+_KINDS = (
+    r"flag|option|setting|key|field|argument|parameter|subcommand|function|method|class|variable"
+    r"|column|attribute|property|endpoint|route|environment variable"
+)
+_KIND_NAME = re.compile(rf"`([^`\s]+)`\s+(?:{_KINDS})s?\b|\b(?:called|named)\s+`([^`\s]+)`", re.IGNORECASE)
+# A placeholder in a quoted form: `?connect_timeout=<timeout>`, `--level {debug,info}`.
+_PLACEHOLDER = re.compile(r"<[^<>]*>|\{[^{}]*\}")
+# The names in a quoted form: identifiers of three or more characters, not numbers.
+_NAME = re.compile(r"[A-Za-z_][\w-]*[A-Za-z0-9_]")
+MIN_NAME = 3
+
+
+def introduced_names(task: str, repository_text: str) -> dict[str, str]:
+    """Names the task introduces, each with the form the task gives it, that no file of the repository
+    holds yet: a flag (`--shout`, or --verbose in prose), a fragment with `=` in it
+    (`?connect_timeout=<timeout>`, placeholders left out), a quoted name the task calls a setting,
+    option, field, function... ("a `timeout` setting"). A quoted command, file or output is none."""
+    forms = [q for q in QUOTED.findall(task) if not re.search(r"\s", q) and (q.startswith("-") or "=" in q)]
+    forms += [a or b for a, b in _KIND_NAME.findall(task)]
+    forms += _PROSE_FLAG.findall(QUOTED.sub(" ", task))
+    names: dict[str, str] = {}
+    for form in forms:
+        for name in _NAME.findall(_PLACEHOLDER.sub(" ", form)):
+            if len(name) >= MIN_NAME and name not in repository_text:
+                names.setdefault(name, form)
+    return names
+
+
+def missing_name(names: dict[str, str], repository_text: str) -> str | None:
+    """The objection when a name the task introduces is still in no file, or None."""
+    for name, form in names.items():
+        if name not in repository_text:
+            what = f"`{form}`" if form == name else f"`{name}` (of `{form}`)"
+            return (
+                f"{what}, which the task introduces, is in no file yet: the change the task asks for is not made. "
+                "Change the code where it belongs: write the file's path on a line, then a fenced block with its "
+                "new content (for Python, the complete functions you change)."
+            )
+    return None

@@ -35,6 +35,7 @@ from agentcli.repo import checkpoint as cp
 from agentcli.repo import publish
 from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
+from agentcli.repo.repomap import MAX_FILE_BYTES
 from agentcli.sandbox.base import Observation, Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.checks import (
@@ -56,7 +57,7 @@ from agentcli.session.first_looks import (
     task_hint,
 )
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
-from agentcli.session.outputs import named_outputs, output_problem
+from agentcli.session.outputs import introduced_names, missing_name, named_outputs, output_problem
 from agentcli.session.undo import record_ignored
 
 # Attempts at one task, and what a fresh attempt needs to be worth starting.
@@ -68,7 +69,15 @@ RETRY_TEMPERATURE = 0.3
 GAVE_UP = ("stuck:", "replies in a row had no usable command")
 # Objections to DONE that, still standing when it was accepted, make the attempt worth redoing; each
 # with where its text is cut for the notice.
-RETRY_DOUBTS = {"outputs": ":", "syntax": " (", "empty": ":", "tests": ":", "examples": " (", "looks": ":\n"}
+RETRY_DOUBTS = {
+    "outputs": ":",
+    "names": ":",
+    "syntax": " (",
+    "empty": ":",
+    "tests": ":",
+    "examples": " (",
+    "looks": ":\n",
+}
 
 
 @dataclass
@@ -342,17 +351,19 @@ class Session:
             elif looks == [TESTS] and failing_tests(self.sandbox, command) is None:
                 looks = []
         replaced = replaced_text(task)
-        if replaced is not None and self._holds(files, replaced):
+        if replaced is not None and replaced in self._repository_text():
             looks.append(search_look(replaced))
         return looks
 
-    def _holds(self, files: list[str], text: str) -> bool:
-        """Whether a file of the repository holds `text`."""
-        for name in files:
+    def _repository_text(self) -> str:
+        """The text of every file of the repository (those over the repository map's size limit left out)."""
+        texts: list[str] = []
+        for name in list_files(self.root):
+            path = self.root / name
             with contextlib.suppress(OSError):
-                if text in (self.root / name).read_text(errors="replace"):
-                    return True
-        return False
+                if path.is_file() and path.stat().st_size <= MAX_FILE_BYTES:
+                    texts.append(path.read_text(errors="replace"))
+        return "\n".join(texts)
 
     def attempts(self, task: str, mark: TaskMark) -> Outcome:
         """Run the task; an attempt that went wrong is taken back and the task tried afresh, sampling.
@@ -367,6 +378,7 @@ class Session:
         self._task = task
         looks = self.first_looks(task)
         outputs = named_outputs(task, list_files(self.root))
+        names = introduced_names(task, self._repository_text())
         context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
         taken_back: list[str] = []
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
@@ -383,6 +395,8 @@ class Session:
             if attempt > 1:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
             agent.finish_checks.insert(0, ("outputs", lambda: self._output_problem(outputs, task)))
+            if names:
+                agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))
             advise = agent.guards.failure_advice
             agent.finish_checks.append(("looks", lambda advise=advise: self._failing_look(task, looks, advise)))
             earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text

@@ -114,6 +114,15 @@ def test_alternating_commands_are_caught(host):
     assert outcome.reason.startswith("stuck")
 
 
+def test_commands_alternating_with_outputs_that_differ_only_in_numbers_are_caught(host):
+    # `todo.py add ID` then `todo.py done ID`, again and again: the add's counter goes up each time.
+    count = "n=$(( $(cat n 2>/dev/null || echo 0) + 1 )); echo $n > n; echo added $n"
+    replies = [f"Try {i}.\n```bash\n{count if i % 2 else 'echo no such command'}\n```" for i in range(20)]
+    outcome, events = run(replies, host)
+    assert any("alternated" in e.reason for e in events if isinstance(e, Nudge))
+    assert outcome.reason.startswith("stuck") and outcome.steps == 7
+
+
 def test_error_streak(host):
     replies = [f"```bash\nfalse {i}\n```" for i in range(20)]
     outcome, events = run(replies, host)

@@ -6,17 +6,19 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-_VOLATILE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|us|sec|seconds)\b|\b0x[0-9a-fA-F]+\b")
+# Timings, addresses and counters differ between runs of the same command: `added 3`, then `added 4`
+# from a command sent over and over with another in between is the same going round.
+_VOLATILE = re.compile(r"\b0x[0-9a-fA-F]+\b|\d+(?:\.\d+)?")
 
 
 @dataclass
 class StuckDetector:
     """Watches (command, output) pairs.
 
-    Patterns: the same command with the same output `repeats` times in a row; two commands
-    alternating with unchanged outputs for `alternations` rounds; `error_streak` failing commands
-    in a row. The first time a pattern shows, `check` returns ("nudge", why); if it shows again
-    after that nudge, ("stop", why).
+    Patterns: the same command with the same output (numbers aside) `repeats` times in a row; two
+    commands alternating with outputs unchanged but for numbers for `alternations` rounds;
+    `error_streak` failing commands in a row. The first time a pattern shows, `check` returns
+    ("nudge", why); if it shows again after that nudge, ("stop", why).
     """
 
     repeats: int = 3
@@ -27,7 +29,6 @@ class StuckDetector:
     _errors_since_nudge: int = 0
 
     def record(self, command: str, output: str, exit_code: int) -> None:
-        # Timings and addresses differ between runs of the same failing test; the output is the same.
         steady = _VOLATILE.sub("#", output)
         digest = hashlib.sha1(steady.encode(errors="replace")).hexdigest()
         self._history.append((command.strip(), digest, exit_code))

@@ -72,6 +72,8 @@ def test_what_the_task_says_of_its_one_result_holds():
         == "root_cause.txt should be one line, as the task says, but it has 3: choose the one line the task asks for."
     )
     assert output_problem("root_cause.txt", "ERROR a\nERROR b\n", cause, only_output=False) is None
+    script = "Write a shell script tools/count.sh that prints the number of lines. It should print only the number."
+    assert output_problem("tools/count.sh", '#!/bin/bash\nwc -l < "$1"\n', script) is None
 
 
 def test_names_the_task_introduces_are_its_new_one_word_forms_and_prose_flags():

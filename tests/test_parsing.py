@@ -163,6 +163,7 @@ def test_a_script_of_commented_steps_runs_its_first_step():
         "for f in *.py; do\n  # show it\n  cat $f\n  # count it\n  wc -l $f\ndone",  # a loop
         "# a\npython3 - <<'EOF'\n# not a step\nprint(1)\nEOF\n# b\nls",  # a here-document first
         "# a\nls &&\n# b\ncat x",  # a continued line
+        "#!/bin/bash\n# Usage: count.sh DIR\nset -e\n# count them\nfind . -name '*.py' | wc -l",  # a script
     ],
 )
 def test_other_scripts_run_whole(script: str):

@@ -20,6 +20,7 @@ from agentcli.agent.edits import (
     python_script_command,
     replaces_with_fragment,
     sed_targets,
+    without_comment_lines,
     write_command,
 )
 from agentcli.agent.guards import CommandGuards, already_done
@@ -86,6 +87,16 @@ ONCE_OBJECTIONS = frozenset({"unchecked"})
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 # Words in a row a DONE summary shares with agentcli's own message that make it a copy of that message.
 ECHO_WORDS = 6
+# A script's interpreter line, and the suffixes of the scripts each interpreter runs.
+_INTERPRETER_LINE = re.compile(r"#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+)?(bash|sh|zsh|python3?|node)\b")
+_SCRIPT_SUFFIXES = {
+    "bash": (".sh", ".bash"),
+    "sh": (".sh",),
+    "zsh": (".sh", ".zsh"),
+    "python": (".py",),
+    "python3": (".py",),
+    "node": (".js", ".mjs", ".cjs"),
+}
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
 # A plan step that looks rather than changes: its command counts as done even when it fails.
@@ -187,6 +198,8 @@ class Agent:
         self._earlier_replies: set[str] = set()
         self._told: list[str] = []  # what agentcli objected or answered to replies, in order
         self._task = ""
+        # The files the task asks to be written (see session.outputs.named_outputs).
+        self.asked_files: list[str] = []
         self.guards = CommandGuards(sandbox, self._read)
 
     def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
@@ -300,6 +313,14 @@ class Agent:
                 f"Your echo lines were taken as a block for {written[0]}. Next time write the path on a line, "
                 "then a fenced block with the code."
             )
+        elif parsed.command is not None and (script := self._asked_script(parsed.command)) is not None:
+            # "Write a shell script tools/count.sh" answered with a `#!/bin/bash` block and no file named:
+            # run now, the script's work is done once and the file the task asks for never written.
+            parsed.command, parsed.file_write = None, (script, parsed.command.rstrip("\n") + "\n")
+            parsed.notes.append(
+                f"Your block was a script with no file named, so it was written to {script}, the script the task "
+                "asks for. Next time write the path on a line, then the fenced block."
+            )
         if parsed.finished:
             self._finish(parsed, step)
         elif parsed.command is not None or parsed.file_write is not None:
@@ -307,6 +328,16 @@ class Agent:
         else:
             error = parsed.error or "no command found"
             self._format_error(f"{error} {self._plan_reminder()}" if self.outcome.plan else error, step)
+
+    def _asked_script(self, command: str) -> str | None:
+        """The one file the task asks for that a script of `command`'s interpreter line (`#!/bin/bash`,
+        `#!/usr/bin/env python3`) would be, or None."""
+        interpreter = _INTERPRETER_LINE.match(command)
+        if interpreter is None or not without_comment_lines(command).strip():
+            return None  # a lone `#!/bin/bash` is no script
+        suffixes = _SCRIPT_SUFFIXES.get(interpreter.group(1), ())
+        fitting = [name for name in self.asked_files if name.lower().endswith(suffixes)]
+        return fitting[0] if len(fitting) == 1 else None
 
     def _copied(self, text: str) -> str | None:
         """What the reply copied instead of saying something new, or None."""

@@ -303,13 +303,16 @@ def first_commented_step(script: str) -> str | None:
     None for any other script.
 
     Only the first step must be plain commands: a later step's here-document or loop is not run, so its
-    lines (comments included) cannot be mistaken for steps of their own and cut wrongly.
+    lines (comments included) cannot be mistaken for steps of their own and cut wrongly. A script that
+    starts with an interpreter line (`#!/bin/bash`, then `# Usage: ...`) is one program, not steps.
     """
+    if script.lstrip().startswith("#!"):
+        return None
     lines = script.splitlines()
     has_command = False
     for index, line in enumerate(lines):
         stripped = line.strip()
-        if stripped.startswith("#") and not stripped.startswith("#!"):
+        if stripped.startswith("#"):
             if has_command:
                 later = [ln.strip() for ln in lines[index:]]
                 first = "\n".join(lines[:index]).strip("\n")

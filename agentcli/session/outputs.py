@@ -51,8 +51,10 @@ def named_outputs(task: str, files: list[str]) -> list[str]:
 
 def output_problem(name: str, text: str, task: str, *, only_output: bool = True) -> str | None:
     """What is wrong with `text` as the content of the file `name` the task asks for, or None. What the
-    task says of "the" result (just a number, one line) holds for its `only_output`."""
+    task says of "the" result (just a number, one line) holds for its `only_output`, unless that is a
+    program: "a script count.sh that prints only the number" speaks of what it prints."""
     lines = [line for line in text.splitlines() if line.strip()]
+    only_output = only_output and not is_program(name)
     if only_output and lines and _NUMBER_ONLY.search(task) and not re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", text):
         return f"{name} should hold just the number, as the task says, but it holds: {cut_middle(text.strip(), 200)}"
     if only_output and len(lines) > 1 and _ONE_LINE.search(task):
@@ -81,6 +83,14 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
         problem = f"the first line of {name} should be the header `{header}`, as the task says, but it is `{first}`."
         return f"{problem} {_PYTHON_WRITES.format(module='csv')}"
     return None
+
+
+# Files whose text is a program: what the task says it prints is not what they hold.
+PROGRAM_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl")
+
+
+def is_program(name: str) -> bool:
+    return name.lower().endswith(PROGRAM_SUFFIXES)
 
 
 def _expected_header(task: str) -> str | None:

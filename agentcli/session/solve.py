@@ -394,6 +394,7 @@ class Session:
             )
             if attempt > 1:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
+            agent.asked_files = outputs
             agent.finish_checks.insert(0, ("outputs", lambda: self._output_problem(outputs, task)))
             if names:
                 agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))

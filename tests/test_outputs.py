@@ -45,6 +45,19 @@ def test_a_json_the_task_asks_for_must_parse_and_other_files_are_not_judged():
     assert output_problem("root_cause.txt", "anything at all", "write root_cause.txt") is None
 
 
+@pytest.mark.parametrize("placeholder", ["{}", "[]", "null", '""', "{ }\n"])
+def test_a_json_that_holds_no_data_is_no_result(placeholder: str):
+    problem = output_problem("merged.json", placeholder, "write merged.json")
+    assert problem is not None and problem.startswith(f"merged.json holds only `{placeholder.strip()}`, no data")
+    assert output_problem("merged.json", "0", "write merged.json") is None
+    assert output_problem("merged.json", '{"a": {}}', "write merged.json") is None
+
+
+def test_a_csv_with_no_rows_is_no_result():
+    problem = output_problem("users.csv", "id,name,email\n", "write users.csv")
+    assert problem is not None and problem.startswith("users.csv has only the line `id,name,email` and no rows")
+
+
 def test_a_csv_must_start_with_the_columns_the_task_lists():
     task = "data/users.json to data/users.csv: a header row, then one row per user with the columns id, name, email"
     assert output_problem("data/users.csv", "id,name,email\n1,Ada,ada@example.org\n", task) is None

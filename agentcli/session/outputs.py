@@ -64,9 +64,14 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
         )
     if name.lower().endswith(".json"):
         try:
-            json.loads(text)
+            value = json.loads(text)
         except ValueError as e:
             return f"{name} is not valid JSON ({e}). {_PYTHON_WRITES.format(module='json')}"
+        if value in ({}, [], None, ""):
+            # `echo '{}' > merged.json`: a placeholder for the result, not the result.
+            return f"{name} holds only `{text.strip()}`, no data: write the result the task asks for. " + (
+                _PYTHON_WRITES.format(module="json")
+            )
         return None
     if not name.lower().endswith(".csv"):
         return None
@@ -78,6 +83,10 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
         shown = lines[odd].strip()
         problem = f"{name} is not comma-separated CSV with the same columns on every line: line {odd + 1} is `{shown}`."
         return f"{problem} {_PYTHON_WRITES.format(module='csv')}"
+    if len(lines) == 1:
+        return f"{name} has only the line `{lines[0].strip()}` and no rows: write the rows the task asks for. " + (
+            _PYTHON_WRITES.format(module="csv")
+        )
     header = _expected_header(task)
     if header is not None and (first := lines[0].strip()) != header:
         problem = f"the first line of {name} should be the header `{header}`, as the task says, but it is `{first}`."

@@ -971,5 +971,25 @@ def test_a_variable_the_program_is_to_read_from_its_environment_is_not_written_i
     seen: list[Event] = []
     Agent(ScriptedModel([*replies, "DONE: reads PORT"]), host, EventBus([seen.append])).run(task)
     refusals = [e.message for e in seen if isinstance(e, FormatError)]
-    assert refusals[0].startswith("Not run: in double quotes the shell puts the value of $PORT into the file now")
+    assert refusals[0].startswith("Not run: setting PORT in the shell changes nothing in the repository")
+    assert refusals[1].startswith("Not run: in double quotes the shell puts the value of $PORT into the file now")
     assert (work / "server.py").read_text() == 'PORT = int(os.environ.get("PORT", 8000))\n'
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'if [ -n "$PORT" ]; then\n    PORT=$PORT\nelse\n    PORT=8000\nfi',
+        "PORT=8080",
+    ],
+)
+def test_only_setting_the_variable_the_program_is_to_read_is_not_the_change(host, command: str):
+    task = "Make server.py use the port from the PORT environment variable, and keep 8000 as the default."
+    seen: list[Event] = []
+    Agent(ScriptedModel([f"```bash\n{command}\n```"]), host, EventBus([seen.append])).run(task)
+    refusals = [e.message for e in seen if isinstance(e, FormatError)]
+    assert refusals and refusals[0].startswith("Not run: setting PORT in the shell changes nothing")
+    # Running the program with it set is a check, not a substitute for the change: it runs.
+    seen.clear()
+    Agent(ScriptedModel(["```bash\nexport PORT=8080 && echo $PORT\n```"]), host, EventBus([seen.append])).run(task)
+    assert [e.output.strip() for e in seen if isinstance(e, CommandFinished)] == ["8080"]

@@ -144,10 +144,39 @@ _ENV_NAMED = re.compile(
 _EXPANDED = re.compile(r'"[^"\n]*\$\{?([A-Z][A-Z0-9_]*)\b[^"\n]*"')
 
 
+# What sets a variable in the shell, and the shell's own words around it (`if [ -n "$PORT" ]; then`).
+_SETS_VARIABLE = re.compile(r"^(?:export\s+)?([A-Za-z_]\w*)=\S*$")
+_SHELL_CONTROL = re.compile(r"^(?:(?:el)?if\s+\[.*\]|then|else|fi)$")
+
+
+def _environment_names(task: str) -> set[str]:
+    return {name for pair in _ENV_NAMED.findall(task) for name in pair if name}
+
+
+def variable_only_set(command: str, task: str) -> str | None:
+    """Why a command that only sets, in the shell, the variable the task's program is to read from its
+    environment (`export PORT=8080`, an `if` that gives PORT its default) does not do the task: the
+    program's code is unchanged, and the shell's variable is gone after the session."""
+    names = _environment_names(task)
+    parts = [part.strip() for part in simple_commands(command)]
+    assigned = [m.group(1) for part in parts if (m := _SETS_VARIABLE.match(part))]
+    if not assigned or not set(assigned) <= names:
+        return None
+    if not all(_SETS_VARIABLE.match(part) or _SHELL_CONTROL.match(part) for part in parts):
+        return None
+    name = assigned[0]
+    return (
+        f"Not run: setting {name} in the shell changes nothing in the repository, and the task is for the "
+        f"program to read {name} from its environment when it runs. Change the program's code: in Python, "
+        f'`os.environ.get("{name}")` (after `import os`), with the default where it is not set; write the '
+        "file's path on a line, then a fenced block with the complete functions you change."
+    )
+
+
 def expanded_variable(command: str, task: str) -> str | None:
     """Why a command that writes a file may not put `$PORT` in double quotes where the task wants the
     program to read PORT from its environment: the file would hold today's value, fixed."""
-    names = {name for pair in _ENV_NAMED.findall(task) for name in pair if name}
+    names = _environment_names(task)
     if not names or not (sed_targets(command) or redirected_files(command)):
         return None
     for name in _EXPANDED.findall(command):
@@ -193,10 +222,11 @@ class CommandGuards:
         (Told to stop tracking `debug.log`, or to make `wordcount.py` runnable, a small model deletes it.)
         Or it installs a package, after an install found no network: small models try again and again.
         Or it changes a file the task says to leave as it is (the data a program fails on, the tests). Or it
-        writes the value of a variable the program is to read from its environment into a file."""
+        writes the value of a variable the program is to read from its environment into a file, or only
+        sets that variable in the shell."""
         if self.offline and _INSTALL.search(command):
             return f"Not run: {NO_NETWORK}"
-        if expanded := expanded_variable(command, task):
+        if expanded := expanded_variable(command, task) or variable_only_set(command, task):
             return expanded
         written = [*redirected_files(command), *sed_targets(command), *removed_files(command)]
         kept = files_to_keep(task)

@@ -223,6 +223,25 @@ def test_definitions_echoed_onto_a_python_file_are_meant_as_a_block():
     assert echoed_file('echo "a" >> notes.txt\necho "b" >> notes.txt') is None  # not Python
 
 
+def test_echoed_lines_are_read_as_written_between_their_outer_quotes():
+    # The shell would drop the docstring's quotes (three strings side by side); the model meant them.
+    appended = "\n".join(
+        f'echo "{line}" >> inventory.py'
+        for line in [
+            "class Inventory:",
+            '    """Counts of items in stock."""',
+            "    def __init__(self, stock: dict[str, int] | None = None) -> None:",
+            "        self._stock = dict(stock or {})",
+            "    def say(self) -> str:",
+            '        return \\"hi\\"',
+        ]
+    )
+    path, code = echoed_file(appended)
+    assert path == "inventory.py"
+    assert code.splitlines()[1] == '    """Counts of items in stock."""'
+    assert code.splitlines()[-1] == '        return "hi"'
+
+
 def test_a_prose_line_said_again_and_again_ends_the_reply():
     assert not repeating("I will run the tests now.\nI will read the code.\n")
     looped = "".join(f"{n}. If the tests pass, the issue is resolved.\n" for n in range(5, 8))

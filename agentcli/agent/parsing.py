@@ -644,13 +644,26 @@ def _summary_from(prose: str, start: int) -> str:
     return _first_sentence(after[1]) if len(after) > 1 else ""
 
 
+# `echo "text" >> file`, read as written: the text between the first quote and the last. The shell
+# reads `echo "    """Counts of items.""" >> f.py` as three strings and drops the docstring's quotes;
+# the model meant the line between the outer ones.
+_ECHO_AS_WRITTEN = re.compile(r"""^\s*echo\s+(["'])(.*)\1\s*(?:(>>?)\s*([\w./-]+)\s*)?$""")
+
+
 def _echo_lines(command: str) -> list[tuple[str, str, str]] | None:
     """(text, redirect, file) for each line of a block made only of `echo "text"` lines, each perhaps
-    with `> file` or `>> file` ("" for neither); None for anything else."""
+    with `> file` or `>> file` ("" for neither), the text as written between its outer quotes; None
+    for anything else."""
     found = []
     for line in without_comment_lines(command).splitlines():
         if not re.match(r"""^\s*echo\s+["']""", line) or "$" in line or "`" in line:
             return None
+        if written := _ECHO_AS_WRITTEN.match(line):
+            quote, text, redirect, path = written.groups()
+            if quote == '"':
+                text = re.sub(r'\\(["\\])', r"\1", text)
+            found.append((text, redirect or "", path or ""))
+            continue
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         try:

@@ -943,6 +943,7 @@ def test_a_done_that_copies_agentclis_objection_is_no_finish(host):
         "```bash\nls\n```",
         "DONE: created the branch",
         "DONE: No file in the repository has changed yet, so the task is not done. Continue with the next command.",
+        "DONE: Your DONE line only repeats what agentcli told you, so the task is not done: Not done yet",
         "```bash\necho fixed > README.md && cat README.md\n```",
         "DONE: fixed the typo",
     ]
@@ -955,6 +956,7 @@ def test_a_done_that_copies_agentclis_objection_is_no_finish(host):
     errors = [e.message for e in seen if isinstance(e, FormatError)]
     assert errors[0] == f"Not done yet: {unchanged} Continue with the next command."
     assert errors[1] == f"Your DONE line only repeats what agentcli told you, so the task is not done: {errors[0]}"
+    assert errors[2] == errors[1]  # a copy of that answer is told the first message again, not nested in it
     assert outcome.status == "finished" and outcome.summary == "fixed the typo"
 
 

@@ -97,6 +97,8 @@ _SCRIPT_SUFFIXES = {
     "python3": (".py",),
     "node": (".js", ".mjs", ".cjs"),
 }
+# The answer to a DONE that copies what agentcli told the model, before what it copied.
+ECHOED_DONE = "Your DONE line only repeats what agentcli told you, so the task is not done: "
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
 # A plan step that looks rather than changes: its command counts as done even when it fails.
@@ -398,7 +400,8 @@ class Agent:
             return
         if (echoed := self._echoed(parsed.summary)) is not None:
             # "DONE: No file in the repository has changed yet, so the task is not done": no claim.
-            told = f"Your DONE line only repeats what agentcli told you, so the task is not done: {echoed}"
+            # The message it copied, not our answer to an earlier copy of it again and again.
+            told = f"{ECHOED_DONE}{echoed.removeprefix(ECHOED_DONE)}"
             message = f"{told} {self._plan_reminder()}"
             self._format_error(message, step, command_ran=parsed.finish_after_command)
             return

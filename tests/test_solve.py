@@ -406,6 +406,25 @@ def test_a_script_with_no_file_named_is_the_script_the_task_asks_for(failing_rep
     assert any("written to tools/count.sh, the script the task asks for" in n for n in notes)
 
 
+def test_a_first_python_block_with_no_file_named_is_the_python_script_the_task_asks_for(
+    failing_repo: Path, write_replies
+):
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    git(failing_repo, "commit", "-qm", "no tests")
+    script = "import sys\n\nprint(len(sys.argv) - 1)\n"
+    replies = [
+        f"```python\n{script}```",
+        "```python\nimport subprocess\nprint(subprocess.run(['python3', 'tools/count.py', 'a', 'b']).returncode)\n```",
+        "DONE: wrote tools/count.py",
+    ]
+    task = "Write a Python script tools/count.py that prints how many arguments it was given."
+    result, events = solve_json(failing_repo, task, write_replies(replies))
+    assert result.returncode == 0 and events[-1]["summary"] == "wrote tools/count.py"
+    assert (failing_repo / "tools" / "count.py").read_text() == script  # the check after it ran, not written
+    ran = [e for e in events if e["type"] == "command_finished" and e["step"] > 0]
+    assert ran[-1]["output"].split() == ["2", "0"]
+
+
 def test_done_with_an_empty_new_file_is_questioned(failing_repo: Path, write_replies):
     git(failing_repo, "rm", "-q", "test_calc.py")
     git(failing_repo, "commit", "-qm", "no tests")

@@ -337,8 +337,15 @@ class Agent:
         interpreter = _INTERPRETER_LINE.match(command)
         if interpreter is None or not without_comment_lines(command).strip():
             return None  # a lone `#!/bin/bash` is no script
-        suffixes = _SCRIPT_SUFFIXES.get(interpreter.group(1), ())
-        fitting = [name for name in self.asked_files if name.lower().endswith(suffixes)]
+        return self._asked_file(_SCRIPT_SUFFIXES.get(interpreter.group(1), ()))
+
+    def _asked_file(self, suffixes: tuple[str, ...], *, new_only: bool = False) -> str | None:
+        """The one file with one of `suffixes` the task asks for (`new_only`: while it does not exist)."""
+        fitting = [
+            name
+            for name in self.asked_files
+            if name.lower().endswith(suffixes) and not (new_only and self._read(name) is not None)
+        ]
         return fitting[0] if len(fitting) == 1 else None
 
     def _copied(self, text: str) -> str | None:
@@ -738,9 +745,9 @@ class Agent:
         return self.sandbox.run(write_command(path, replaced)).ok
 
     def _place_code(self, parsed: ParsedReply) -> None:
-        """A Python block with no file named: an edit of the one file that defines its functions, or else
-        a script to run. Small models write Python far more reliably than shell pipelines or
-        here-documents, so a bare ```python block is taken as "run this"."""
+        """A Python block with no file named: an edit of the one file that defines its functions, the
+        script the task asks for, or else a script to run. Small models write Python far more reliably
+        than shell pipelines or here-documents, so a bare ```python block is taken as "run this"."""
         language, block = parsed.code or ("", "")
         if language not in PYTHON_LANGUAGES:
             return
@@ -752,6 +759,17 @@ class Agent:
             return
         if parsed.command is not None:
             return  # beside a command, code no file defines is an illustration, not a script to run
+        # "Write a script tools/count.py that ...": its first ```python block is that script (one with an
+        # interpreter line always is), not code to run once. A later one may be a check of it: it runs.
+        script = self._asked_file(_SCRIPT_SUFFIXES["python"], new_only=not block.startswith("#!"))
+        if script is not None:
+            parsed.file_write = script, block
+            parsed.error = None
+            parsed.notes.append(
+                f"Your ```python block named no file, so it was written to {script}, the script the task asks for. "
+                "Next time write the path on a line, then the fenced block."
+            )
+            return
         parsed.command = python_script_command(block)
         parsed.error = None
         parsed.notes.append(

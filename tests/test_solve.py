@@ -590,6 +590,30 @@ def test_done_with_files_left_uncommitted_where_the_task_asks_for_a_commit_is_qu
     assert "notes.txt" not in objections[0]  # untracked before the task: not the task's
 
 
+def test_an_attempt_that_insists_it_is_done_with_files_left_uncommitted_is_tried_afresh(
+    failing_repo: Path, write_replies
+):
+    (failing_repo / ".gitignore").write_text("*.pyc\n")
+    git(failing_repo, "add", ".gitignore")
+    git(failing_repo, "commit", "-qm", "ignore")
+    untrack = "```bash\ngit rm -q --cached calc.py && git commit -qm untrack\n```"
+    replies = [
+        untrack,
+        "DONE: untracked",
+        "DONE: untracked, I am sure",  # insists: the attempt finishes with calc.py left untracked
+        untrack,
+        "```bash\necho calc.py >> .gitignore && git add .gitignore && git commit -qm ignore\n```",
+        "DONE: untracked and ignored",
+    ]
+    task = "Stop tracking calc.py but keep it on disk, add it to .gitignore, and commit the change."
+    result, events = solve_json(failing_repo, task, write_replies(replies))
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("attempt 1 finished while the task asks for a commit" in n for n in notices), notices
+    assert result.returncode == 0 and events[-1]["summary"] == "untracked and ignored"
+    assert (failing_repo / ".gitignore").read_text() == "*.pyc\ncalc.py\n"
+    assert git(failing_repo, "status", "--short").strip() == ""
+
+
 def test_a_named_command_that_still_fails_comes_with_the_way_past_its_failure(failing_repo: Path, write_replies):
     # make-script-executable: after `chmod +x`, the named `./count.py` is read by the shell for want of `#!`.
     (failing_repo / "count.py").write_text('"""Count."""\n\nimport sys\n\nprint(len(sys.argv))\n')

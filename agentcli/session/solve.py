@@ -77,6 +77,8 @@ RETRY_DOUBTS = {
     "tests": ":",
     "examples": " (",
     "looks": ":\n",
+    "staged": " (",
+    "uncommitted": ":",
 }
 
 
@@ -459,7 +461,9 @@ class Session:
             return "finished without changing anything"
         for name, cut in RETRY_DOUBTS.items():
             if name in outcome.doubts:
-                return "finished while " + outcome.doubts[name].split(cut, 1)[0]
+                doubt = outcome.doubts[name].split(cut, 1)[0]
+                # "The task asks ...", "Changes are staged ...": a sentence's first word, inside ours.
+                return "finished while " + re.sub(r"^(?:The|Changes) ", lambda m: m.group(0).lower(), doubt)
         return None
 
     def begin_task(self, written_by_us: tuple[Path, ...] = ()) -> TaskMark:

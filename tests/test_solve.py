@@ -387,42 +387,43 @@ def test_done_while_a_name_the_task_introduces_is_in_no_file_is_questioned(faili
     assert "absolute=False" in (failing_repo / "calc.py").read_text()
 
 
-def test_a_script_with_no_file_named_is_the_script_the_task_asks_for(failing_repo: Path, write_replies):
-    git(failing_repo, "rm", "-q", "test_calc.py")
-    git(failing_repo, "commit", "-qm", "no tests")
-    script = "#!/bin/bash\n# Usage: count.sh DIR\nset -e\nfind \"${1:-.}\" -name '*.py' | wc -l"
-    replies = [
-        f"PLAN:\n1. Write the script.\n2. Run it.\n\n```bash\n{script}\n```",
-        "```bash\nbash tools/count.sh .\n```",
-        "DONE: wrote tools/count.sh",
-    ]
-    task = "Write a shell script tools/count.sh that prints the number of .py files under a folder; only the number."
-    result, events = solve_json(failing_repo, task, write_replies(replies))
-    assert result.returncode == 0 and events[-1]["summary"] == "wrote tools/count.sh"
-    assert (failing_repo / "tools" / "count.sh").read_text() == script + "\n"
-    ran = [e for e in events if e["type"] == "command_finished" and e["step"] > 0]
-    assert ran[-1]["output"].strip() == "1"
-    notes = [n for e in events if e["type"] == "command_started" for n in e.get("notes", [])]
-    assert any("written to tools/count.sh, the script the task asks for" in n for n in notes)
+SHELL_SCRIPT = "#!/bin/bash\n# Usage: count.sh DIR\nset -e\nfind \"${1:-.}\" -name '*.py' | wc -l\n"
+PYTHON_SCRIPT = "import sys\n\nprint(len(sys.argv) - 1)\n"
 
 
-def test_a_first_python_block_with_no_file_named_is_the_python_script_the_task_asks_for(
-    failing_repo: Path, write_replies
+@pytest.mark.parametrize(
+    ("task", "script", "first", "check", "printed"),
+    [
+        (
+            "Write a shell script tools/count.sh that prints the number of .py files under a folder; only the number.",
+            SHELL_SCRIPT,
+            f"PLAN:\n1. Write the script.\n2. Run it.\n\n```bash\n{SHELL_SCRIPT}```",
+            "```bash\nbash tools/count.sh .\n```",
+            ["1"],
+        ),
+        (  # the first python block; the next, a check of it, runs
+            "Write a Python script tools/count.py that prints how many arguments it was given.",
+            PYTHON_SCRIPT,
+            f"```python\n{PYTHON_SCRIPT}```",
+            "```python\nimport subprocess\n"
+            "print(subprocess.run(['python3', 'tools/count.py', 'a', 'b']).returncode)\n```",
+            ["2", "0"],
+        ),
+    ],
+)
+def test_a_script_with_no_file_named_is_the_script_the_task_asks_for(
+    failing_repo: Path, write_replies, task: str, script: str, first: str, check: str, printed: list[str]
 ):
     git(failing_repo, "rm", "-q", "test_calc.py")
     git(failing_repo, "commit", "-qm", "no tests")
-    script = "import sys\n\nprint(len(sys.argv) - 1)\n"
-    replies = [
-        f"```python\n{script}```",
-        "```python\nimport subprocess\nprint(subprocess.run(['python3', 'tools/count.py', 'a', 'b']).returncode)\n```",
-        "DONE: wrote tools/count.py",
-    ]
-    task = "Write a Python script tools/count.py that prints how many arguments it was given."
-    result, events = solve_json(failing_repo, task, write_replies(replies))
-    assert result.returncode == 0 and events[-1]["summary"] == "wrote tools/count.py"
-    assert (failing_repo / "tools" / "count.py").read_text() == script  # the check after it ran, not written
+    path = task.split()[task.split().index("script") + 1]
+    result, events = solve_json(failing_repo, task, write_replies([first, check, f"DONE: wrote {path}"]))
+    assert result.returncode == 0 and events[-1]["summary"] == f"wrote {path}"
+    assert (failing_repo / path).read_text() == script
     ran = [e for e in events if e["type"] == "command_finished" and e["step"] > 0]
-    assert ran[-1]["output"].split() == ["2", "0"]
+    assert ran[-1]["output"].split() == printed
+    notes = [n for e in events if e["type"] == "command_started" for n in e.get("notes", [])]
+    assert any(f"written to {path}, the script the task asks for" in n for n in notes)
 
 
 def test_done_with_an_empty_new_file_is_questioned(failing_repo: Path, write_replies):

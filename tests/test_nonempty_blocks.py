@@ -28,7 +28,7 @@ def test_an_open_empty_block_is_recognised(text: str, state: BlockState | None) 
     assert empty_open_block(text) is state
 
 
-PIECES = [b"```", b"\n```", b"ls", b"\n", b" ", b"bash", b"`x`", b"", b"echo"]
+PIECES = [b"```", b"\n```", b"ls", b"\n", b"   ", b"bash", b"`x`", b"", b"echo"]
 END = 7
 
 
@@ -38,6 +38,14 @@ def _choice(rule: NonEmptyBlocks, generated: str) -> bytes:
     logits[2] = 1.0
     logits = rule.processor(lambda: generated)(None, logits)
     return PIECES[int(np.argmax(logits))]
+
+
+def test_the_indent_of_an_indented_blocks_code_stays_free() -> None:
+    rule = NonEmptyBlocks(PIECES, [END])
+    logits = np.zeros(len(PIECES), dtype=np.single)
+    logits[4] = 5.0  # "   " before the code of a block indented under a list item
+    logits = rule.processor(lambda: "1. Look:\n   ```python\n")(None, logits)
+    assert PIECES[int(np.argmax(logits))] == b"   "
 
 
 def test_closing_and_ending_are_forbidden_only_in_an_empty_block() -> None:

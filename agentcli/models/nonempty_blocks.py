@@ -43,7 +43,8 @@ class NonEmptyBlocks:
 
     def __init__(self, pieces: Sequence[bytes], end_of_generation: Sequence[int]) -> None:
         closing = [i for i, piece in enumerate(pieces) if piece.lstrip().startswith(b"`")]
-        blank = [i for i, piece in enumerate(pieces) if not piece.strip()]
+        # Blank lines (and pieces of no text) go; spaces stay, as the indent of an indented block's code.
+        blank = [i for i, piece in enumerate(pieces) if not piece.strip() and (not piece or b"\n" in piece)]
         # On the fence line a newline is how the block opens; only a fence that would close it goes.
         self.forbidden = {
             BlockState.FENCE: np.array(sorted({*closing, *end_of_generation}), dtype=np.intc),

@@ -319,10 +319,7 @@ class Agent:
             # "Write a shell script tools/count.sh" answered with a `#!/bin/bash` block and no file named:
             # run now, the script's work is done once and the file the task asks for never written.
             parsed.command, parsed.file_write = None, (script, parsed.command.rstrip("\n") + "\n")
-            parsed.notes.append(
-                f"Your block was a script with no file named, so it was written to {script}, the script the task "
-                "asks for. Next time write the path on a line, then the fenced block."
-            )
+            parsed.notes.append(_asked_script_note("Your script block", script))
         if parsed.finished:
             self._finish(parsed, step)
         elif parsed.command is not None or parsed.file_write is not None:
@@ -765,10 +762,7 @@ class Agent:
         if script is not None:
             parsed.file_write = script, block
             parsed.error = None
-            parsed.notes.append(
-                f"Your ```python block named no file, so it was written to {script}, the script the task asks for. "
-                "Next time write the path on a line, then the fenced block."
-            )
+            parsed.notes.append(_asked_script_note("Your ```python block", script))
             return
         parsed.command = python_script_command(block)
         parsed.error = None
@@ -828,6 +822,14 @@ class Agent:
             raise _Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")
         if limits.max_cost and o.cost >= limits.max_cost:
             raise _Stop("failed", f"cost limit reached (${limits.max_cost:g})")
+
+
+def _asked_script_note(block: str, script: str) -> str:
+    """What the model is told when its block with no file named became the script the task asks for."""
+    return (
+        f"{block} named no file, so it was written to {script}, the script the task asks for. "
+        "Next time write the path on a line, then the fenced block."
+    )
 
 
 def _objection_key(name: str, problem: str, commands_run: int) -> str:

@@ -290,6 +290,33 @@ def test_done_while_the_docstring_examples_of_a_changed_file_fail_is_questioned(
     assert result.returncode == 0 and events[-1]["summary"] == "implemented, examples pass"
 
 
+def test_done_while_bad_input_the_task_gives_does_not_raise_is_questioned(failing_repo: Path, write_replies):
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    square = "class Square:\n    def __init__(self, side):\n        self.side = side\n"
+    (failing_repo / "geometry.py").write_text(square)
+    git(failing_repo, "add", "geometry.py")
+    git(failing_repo, "commit", "-qm", "geometry")
+    check = "        if side <= 0:\n            raise ValueError(side)\n"  # "3" <= 0: TypeError
+    typed = "        if not isinstance(side, (int, float)) or side <= 0:\n            raise ValueError(side)\n"
+    replies = [
+        f"geometry.py\n```python\nclass Square:\n    def __init__(self, side):\n{check}        self.side = side\n```",
+        "```bash\npython3 -c 'import geometry; geometry.Square(2)'\n```",
+        "DONE: validated",
+        f"geometry.py\n```python\nclass Square:\n    def __init__(self, side):\n{typed}        self.side = side\n```",
+        "```bash\npython3 -c 'import geometry; geometry.Square(2)'\n```",
+        "DONE: validated, strings too",
+        "DONE: validated, strings too, checked",
+    ]
+    task = 'Make Square raise ValueError when side is not a positive number, e.g. 0, -2 or the string "3".'
+    result, events = solve_json(failing_repo, task, write_replies(replies))
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    assert not any("does not raise" in o for o in objections[1:]), objections  # the typed check raises
+    assert 'the bad input the task gives (0, -2 or the string "3") does not raise ValueError' in objections[0]
+    assert "`Square(side='3')` raises TypeError: '<=' not supported" in objections[0]
+    assert "Square(side=0)" not in objections[0]  # that one raises ValueError already
+    assert result.returncode == 0 and events[-1]["summary"].startswith("validated, strings too")
+
+
 def test_tests_that_pass_before_the_first_reply_are_not_shown(failing_repo: Path, write_replies):
     (failing_repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     git(failing_repo, "commit", "-qam", "fixed")

@@ -28,7 +28,7 @@ SHOWN_CHARS = 1800
 _TIMING = re.compile(r" in \d+(?:\.\d+)?s\b")
 
 
-def _run_quietly(sandbox: Sandbox, command: str, timeout: float) -> Observation:
+def run_quietly(sandbox: Sandbox, command: str, timeout: float) -> Observation:
     """`command` at the repository root, writing no bytecode, in a subshell: the model's shell keeps
     its own directory and variables."""
     return sandbox.run(f"(cd {shlex.quote(sandbox.workdir)} && export {QUIET_ENV} && {command})", timeout=timeout)
@@ -44,7 +44,7 @@ def test_command(files: list[str], *, every: bool = False) -> str | None:
 
 def failing_tests(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT) -> str | None:
     """What the tests print when they fail, or None when they pass (or cannot say)."""
-    obs = _run_quietly(sandbox, command, timeout)
+    obs = run_quietly(sandbox, command, timeout)
     if obs.timed_out or obs.exit_code not in FAILING or "No module named pytest" in obs.output:
         return None
     output = _TIMING.sub("", without_library_frames(obs.output).strip())
@@ -70,7 +70,7 @@ def failing_command(
 ) -> str | None:
     """How `command` fails when run now (exit code and the end of its output, and what `advise` says
     of the failure), or prints other than the `expected` text; None when it does what the task says."""
-    obs = _run_quietly(sandbox, command, timeout)
+    obs = run_quietly(sandbox, command, timeout)
     output = cut_middle(obs.output.strip(), SHOWN_CHARS)
     if obs.timed_out:
         return None  # still running when stopped: a server, which says nothing of the change
@@ -104,7 +104,7 @@ def failing_examples(sandbox: Sandbox, paths: list[str], timeout: float = EXAMPL
     if not paths:
         return None
     command = f"{DOCTEST} {' '.join(shlex.quote(p) for p in paths)}"
-    obs = _run_quietly(sandbox, command, timeout)
+    obs = run_quietly(sandbox, command, timeout)
     if obs.timed_out or obs.ok or "Failed example:" not in obs.output:
         return None  # a module doctest cannot import on its own (relative imports) says nothing
     output = without_library_frames(obs.output).strip()

@@ -58,6 +58,7 @@ from agentcli.session.first_looks import (
 )
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
 from agentcli.session.outputs import introduced_names, missing_name, named_outputs, output_problem
+from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples, find_raise_examples
 from agentcli.session.undo import record_ignored
 
 # Attempts at one task, and what a fresh attempt needs to be worth starting.
@@ -76,6 +77,7 @@ RETRY_DOUBTS = {
     "empty": ":",
     "tests": ":",
     "examples": " (",
+    "raises": " (",
     "looks": ":\n",
     "staged": " (",
     "uncommitted": ":",
@@ -357,15 +359,30 @@ class Session:
             looks.append(search_look(replaced))
         return looks
 
-    def _repository_text(self) -> str:
-        """The text of every file of the repository (those over the repository map's size limit left out)."""
-        texts: list[str] = []
+    def _repository_texts(self) -> dict[str, str]:
+        """The text of each file of the repository (those over the repository map's size limit left out)."""
+        texts: dict[str, str] = {}
         for name in list_files(self.root):
             path = self.root / name
             with contextlib.suppress(OSError):
                 if path.is_file() and path.stat().st_size <= MAX_FILE_BYTES:
-                    texts.append(path.read_text(errors="replace"))
-        return "\n".join(texts)
+                    texts[name] = path.read_text(errors="replace")
+        return texts
+
+    def _repository_text(self) -> str:
+        """The text of every file of the repository, as one."""
+        return "\n".join(self._repository_texts().values())
+
+    def _failing_raises(self, examples: list[RaiseExamples]) -> str | None:
+        """An objection to "done" while bad input the task (or a docstring it points to) says must raise
+        an error does not raise it."""
+        if self.sandbox is None:
+            return None
+        for each in examples:
+            self.notify(f"checking before finishing: {each.target} on the bad input {each.source} gives")
+            if (problem := failing_raise_examples(self.sandbox, each)) is not None:
+                return problem
+        return None
 
     def attempts(self, task: str, mark: TaskMark) -> Outcome:
         """Run the task; an attempt that went wrong is taken back and the task tried afresh, sampling.
@@ -380,7 +397,10 @@ class Session:
         self._task = task
         looks = self.first_looks(task)
         outputs = named_outputs(task, list_files(self.root))
-        names = introduced_names(task, self._repository_text())
+        texts = self._repository_texts()
+        names = introduced_names(task, "\n".join(texts.values()))
+        python = {path: text for path, text in texts.items() if path.endswith(".py") and not is_test_file(path)}
+        raises = find_raise_examples(task, python)
         context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
         taken_back: list[str] = []
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
@@ -400,6 +420,8 @@ class Session:
             agent.finish_checks.insert(0, ("outputs", lambda: self._output_problem(outputs, task)))
             if names:
                 agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))
+            if raises:
+                agent.finish_checks.append(("raises", lambda: self._failing_raises(raises)))
             advise = agent.guards.failure_advice
             agent.finish_checks.append(("looks", lambda advise=advise: self._failing_look(task, looks, advise)))
             earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text

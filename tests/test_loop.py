@@ -995,3 +995,41 @@ def test_only_setting_the_variable_the_program_is_to_read_is_not_the_change(host
     seen.clear()
     Agent(ScriptedModel(["```bash\nexport PORT=8080 && echo $PORT\n```"]), host, EventBus([seen.append])).run(task)
     assert [e.output.strip() for e in seen if isinstance(e, CommandFinished)] == ["8080"]
+
+
+def test_a_result_printed_instead_of_written_to_the_asked_file_is_pointed_out(host, tmp_path: Path):
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "defaults.json").write_text('{"a": 1}\n')
+    printing = """python3 -c 'import json; print(json.dumps({"a": 1, "b": 2}))'"""
+    replies = [
+        "```bash\ncat config/defaults.json\n```",  # the input shown: no result
+        f"```bash\n{printing}\n```",
+        f"```bash\n{printing} > config/merged.json\n```",
+        "DONE: merged",  # shown the file it wrote unseen
+        "DONE: merged, as shown",
+    ]
+    model = ScriptedModel(replies)
+    agent = Agent(model, host, EventBus())
+    agent.asked_files = ["config/merged.json"]
+    outcome = agent.run("Write config/merged.json from config/defaults.json")
+    after_look, after_print, after_write = (model.calls[i][-1]["content"] for i in (1, 2, 3))
+    note = "This printed a result of the kind config/merged.json should hold, but config/merged.json does not hold it"
+    assert note not in after_look and note not in after_write
+    assert note in after_print and f"```bash\n{printing} > config/merged.json\n```" in after_print
+    assert outcome.status == "finished"
+    assert (tmp_path / "config" / "merged.json").read_text() == '{"a": 1, "b": 2}\n'
+
+
+def test_done_lines_that_keep_copying_agentclis_answer_end_the_attempt_as_stuck(host):
+    # make-script-executable: each "Your DONE line only repeats ..." answered by a DONE copying it, 4 times.
+    copied = "DONE: Your DONE line only repeats what agentcli told you, so the task is not done: Not done yet"
+    objection = "DONE: No file in the repository has changed yet, so the task is not done."
+    again = copied.removesuffix(": Not done yet")  # a reply sent twice alike is asked for again, not read
+    replies = ["```bash\nls\n```", "DONE: fixed", objection, copied, again, "```bash\necho never asked\n```"]
+    agent = Agent(ScriptedModel(replies), host, EventBus())
+    unchanged = "No file in the repository has changed yet, so the task is not done."
+    agent.finish_checks = [("unchanged", lambda: unchanged)]
+    outcome = agent.run("fix the typo")
+    assert outcome.status == "failed"
+    assert outcome.reason == "stuck: 3 DONE lines in a row copied what agentcli said"
+    assert outcome.steps == 5  # the objection copied, then agentcli's answer twice: the third copy in a row ends it

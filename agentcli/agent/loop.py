@@ -35,6 +35,7 @@ from agentcli.agent.parsing import (
     step_report,
     without_plan,
 )
+from agentcli.agent.printed import printed_not_written
 from agentcli.agent.prompts import render
 from agentcli.agent.repair import repair
 from agentcli.agent.stuck import StuckDetector
@@ -98,6 +99,8 @@ _SCRIPT_SUFFIXES = {
     "node": (".js", ".mjs", ".cjs"),
 }
 # The answer to a DONE that copies what agentcli told the model, before what it copied.
+# Copied DONE lines in a row, with no command between, that end an attempt as stuck.
+MAX_ECHOES_IN_A_ROW = 3
 ECHOED_DONE = "Your DONE line only repeats what agentcli told you, so the task is not done: "
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
@@ -199,6 +202,7 @@ class Agent:
         self._commands_since_plan = 0
         self._earlier_replies: set[str] = set()
         self._told: list[str] = []  # what agentcli objected or answered to replies, in order
+        self._echoes_in_a_row = 0  # DONE lines copying agentcli's words since the last command
         self._task = ""
         # The files the task asks to be written (see session.outputs.named_outputs).
         self.asked_files: list[str] = []
@@ -405,6 +409,10 @@ class Agent:
         if (echoed := self._echoed(parsed.summary)) is not None:
             # "DONE: No file in the repository has changed yet, so the task is not done": no claim.
             # The message it copied, not our answer to an earlier copy of it again and again.
+            self._echoes_in_a_row += 1
+            if self._echoes_in_a_row >= MAX_ECHOES_IN_A_ROW:
+                # Told again and again that its DONE only copies us, it copies that answer: it is stuck.
+                raise _Stop("failed", f"stuck: {self._echoes_in_a_row} DONE lines in a row copied what agentcli said")
             told = f"{ECHOED_DONE}{echoed.removeprefix(ECHOED_DONE)}"
             message = f"{told} {self._plan_reminder()}"
             self._format_error(message, step, command_ran=parsed.finish_after_command)
@@ -569,6 +577,7 @@ class Agent:
             return
         self._format_errors = 0
         self._refused = ""
+        self._echoes_in_a_row = 0
         if self.approve is not None:
             decision = self.approve(command)
             if not decision.run:
@@ -618,6 +627,12 @@ class Agent:
         if edited and obs.ok:
             notes = [*notes, *self._edit_report(command, edited)]
         notes = [*notes, *self.guards.undo_lossy_overwrites(command, overwritten)]
+        if (
+            obs.ok
+            and parsed.file_write is None
+            and (printed := printed_not_written(command, obs.output, self.asked_files, self._read))
+        ):
+            notes = [*notes, printed]
         if not obs.ok and _ONE_LINE_PYTHON.search(command) and "SyntaxError" in obs.output:
             notes = [*notes, ONE_LINE_PYTHON_NOTE]
         if not ok and (advice := self.guards.failure_advice(obs)):

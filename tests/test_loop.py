@@ -1033,3 +1033,23 @@ def test_done_lines_that_keep_copying_agentclis_answer_end_the_attempt_as_stuck(
     assert outcome.status == "failed"
     assert outcome.reason == "stuck: 3 DONE lines in a row copied what agentcli said"
     assert outcome.steps == 5  # the objection copied, then agentcli's answer twice: the third copy in a row ends it
+
+
+def test_an_output_just_seen_is_not_shown_again_in_full(host, tmp_path: Path):
+    # implement-from-docstring: `cat durations.py` three times, 30 lines each, until the attempt ended stuck.
+    body = "".join(f"def f{i}():\n    return {i}\n" for i in range(30))
+    (tmp_path / "funcs.py").write_text(body)
+    replies = [
+        "```bash\ncat funcs.py\n```",
+        "Read it again.\n```bash\ncat funcs.py\n```",
+        "```bash\necho 'X = 1' >> funcs.py\n```",
+        "Now look.\n```bash\ncat funcs.py\n```",
+        "DONE: added X",
+    ]
+    model = ScriptedModel(replies)
+    Agent(model, host, EventBus()).run("add X to funcs.py")
+    first, again, after_change = (model.calls[i][-1]["content"] for i in (1, 2, 4))
+    assert "def f29():" in first
+    assert "def f29():" not in again and "(the same 60 lines as your command at step 1 printed)" in again
+    assert "If funcs.py needs a change, write the path funcs.py on a line, then a fenced block" in again
+    assert "def f29():" in after_change and "X = 1" in after_change  # changed: shown in full

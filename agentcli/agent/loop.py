@@ -38,6 +38,7 @@ from agentcli.agent.parsing import (
 from agentcli.agent.printed import printed_not_written
 from agentcli.agent.prompts import render
 from agentcli.agent.repair import repair
+from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tracebacks import called_names, definition_range, excerpt, failure_location, is_test_file, numbered
 from agentcli.context.window import Context, ContextWindow
@@ -201,6 +202,7 @@ class Agent:
         self._unchecked = False  # the last command changed files and showed nothing of the result
         self._commands_since_plan = 0
         self._earlier_replies: set[str] = set()
+        self.recent_outputs = RecentOutputs()
         self._told: list[str] = []  # what agentcli objected or answered to replies, in order
         self._echoes_in_a_row = 0  # DONE lines copying agentcli's words since the last command
         self._task = ""
@@ -248,6 +250,7 @@ class Agent:
         self._format_errors = 0
         self._first_step = self.outcome.steps
         self._questioned = set()
+        self.recent_outputs = RecentOutputs()  # what an earlier task printed may be summarised away
         try:
             while True:
                 self._check_limits()
@@ -645,7 +648,11 @@ class Agent:
             # The code to fix, never the test: small models told "fix test_x.py" rewrite the test.
             self._failure_at = None if is_test_file(path) else (path, line)
         self.events.emit(_finished_event(step, obs))
-        self.context.add("user", format_observation(obs, notes, self._next_step_hint()))
+        shown = obs
+        if parsed.file_write is None and (repeat := self.recent_outputs.seen(step, command, obs)):
+            shown, note = repeat
+            notes = [*notes, note]
+        self.context.add("user", format_observation(shown, notes, self._next_step_hint()))
         if parsed.finish_after_command and obs.ok:
             self._finish(parsed, step)
         self.stuck.record(command, obs.output, obs.exit_code)

@@ -313,6 +313,7 @@ def test_done_while_bad_input_the_task_gives_does_not_raise_is_questioned(failin
     assert not any("does not raise" in o for o in objections[1:]), objections  # the typed check raises
     assert 'the bad input the task gives (0, -2 or the string "3") does not raise ValueError' in objections[0]
     assert "`Square(side='3')` raises TypeError: '<=' not supported" in objections[0]
+    assert "check the type first, e.g. `if not isinstance(side, ...): raise ValueError(...)`" in objections[0]
     assert "Square(side=0)" not in objections[0]  # that one raises ValueError already
     assert result.returncode == 0 and events[-1]["summary"].startswith("validated, strings too")
 

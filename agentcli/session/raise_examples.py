@@ -132,6 +132,7 @@ try:
     parameters = list(inspect.signature(target).parameters.values())
 except Exception:
     sys.exit(0)
+kinds = {float: '(int, float)', 'float': '(int, float)', int: 'int', 'int': 'int', str: 'str', 'str': 'str'}
 positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 required = [p.name for p in parameters if p.default is p.empty and p.kind in positional]
 named = [p.name for p in parameters if p.name in spec['words'] and p.kind in positional]
@@ -149,7 +150,9 @@ for literal in spec['values']:
         what = 'raises ' + type(e).__name__ + (': ' + str(e) if str(e) else '')
     else:
         what = 'returns ' + repr(result)[:200]
-    print(spec['mark'] + json.dumps([call, what]))
+    first = next(p for p in parameters if p.name == chosen[0])
+    record = {'call': call, 'what': what, 'name': first.name, 'kinds': kinds.get(first.annotation, '')}
+    print(spec['mark'] + json.dumps(record))
 """
 
 
@@ -169,15 +172,16 @@ def failing_raise_examples(sandbox: Sandbox, examples: RaiseExamples, timeout: f
     obs = run_quietly(sandbox, f"python3 -c {shlex.quote(_PROBE)} {shlex.quote(spec)} < /dev/null", timeout)
     if obs.timed_out:
         return None
-    wrong = []
-    for line in obs.output.splitlines():
-        if line.startswith(MARK):
-            call, what = json.loads(line[len(MARK) :])
-            wrong.append(f"- `{call}` {what}")
-    if not wrong:
+    calls = [json.loads(line[len(MARK) :]) for line in obs.output.splitlines() if line.startswith(MARK)]
+    if not calls:
         return None
-    return (
-        f"the bad input {examples.source} gives ({examples.quoted}) does not raise {examples.error}:\n"
-        + "\n".join(wrong)
-        + f"\nMake each of these raise {examples.error}."
-    )
+    wrong = "\n".join(f"- `{c['call']}` {c['what']}" for c in calls)
+    how = f"Make each of these raise {examples.error}."
+    if typed := next((c for c in calls if c["what"].startswith("raises TypeError")), None):
+        # Told only to raise the error, a small model sends its `width <= 0` check again.
+        test = f"isinstance({typed['name']}, {typed['kinds'] or '...'})"
+        how = (
+            "The TypeError comes from using the value before its type is checked: check the type first, "
+            f"e.g. `if not {test}: raise {examples.error}(...)`, then the rest."
+        )
+    return f"the bad input {examples.source} gives ({examples.quoted}) does not raise {examples.error}:\n{wrong}\n{how}"

@@ -49,6 +49,21 @@ def named_outputs(task: str, files: list[str]) -> list[str]:
     return [name for name in found if name not in present and name not in basenames]
 
 
+_COPY = re.compile(r"\bcop(?:y|ies|ied)\b|\bduplicate", re.IGNORECASE)
+
+
+def copied_input(name: str, text: str, task: str, files: dict[str, str]) -> str | None:
+    """The objection when the asked file `name` holds just the text of a file the task names as its
+    input (`cp config/defaults.json config/merged.json` for "start from defaults.json and apply
+    local.json on top"); `files` maps the repository's files to their text."""
+    if not text.strip() or _COPY.search(task):
+        return None
+    for named in dict.fromkeys(n.removeprefix("./") for n in _NAMED_FILE.findall(task)):
+        if named != name and files.get(named, "").strip() == text.strip():
+            return f"{name} is a copy of {named}: write the result the task asks for, not its input unchanged."
+    return None
+
+
 def output_problem(name: str, text: str, task: str, *, only_output: bool = True) -> str | None:
     """What is wrong with `text` as the content of the file `name` the task asks for, or None. What the
     task says of "the" result (just a number, one line) holds for its `only_output`, unless that is a

@@ -57,7 +57,7 @@ from agentcli.session.first_looks import (
     task_hint,
 )
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
-from agentcli.session.outputs import introduced_names, missing_name, named_outputs, output_problem
+from agentcli.session.outputs import copied_input, introduced_names, missing_name, named_outputs, output_problem
 from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples, find_raise_examples
 from agentcli.session.undo import record_ignored
 
@@ -77,7 +77,7 @@ RETRY_DOUBTS = {
     "empty": ":",
     "tests": ":",
     "examples": " (",
-    "raises": " (",
+    "raises": ":\n",
     "looks": ":\n",
     "staged": " (",
     "uncommitted": ":",
@@ -230,6 +230,8 @@ class Session:
                 return f"{name}, which the task names, does not exist: write it (the task's result goes in that file)."
             text = path.read_text(errors="replace")
             if problem := output_problem(name, text, task, only_output=len(outputs) == 1):
+                return problem
+            if problem := copied_input(name, text, task, self._repository_texts()):
                 return problem
         return None
 

@@ -1053,3 +1053,18 @@ def test_an_output_just_seen_is_not_shown_again_in_full(host, tmp_path: Path):
     assert "def f29():" not in again and "(the same 60 lines as your command at step 1 printed)" in again
     assert "If funcs.py needs a change, write the path funcs.py on a line, then a fenced block" in again
     assert "def f29():" in after_change and "X = 1" in after_change  # changed: shown in full
+
+
+def test_an_echo_of_test_code_goes_to_the_test_file_the_task_asks_for(host, tmp_path: Path):
+    (tmp_path / "stats.py").write_text("def double(x):\n    return 2 * x\n")
+    (tmp_path / "tests").mkdir()
+    echo = 'echo "from stats import double\ndef test_double():\n    assert double("ab") == "abab"\n# Run\nls tests'
+    model = ScriptedModel([f"```bash\n{echo}\n```", "DONE: tested"])
+    agent = Agent(model, host, EventBus())
+    agent.asked_files = ["tests/test_stats.py"]
+    agent.run("Write tests for double in tests/test_stats.py")
+    written = (tmp_path / "tests" / "test_stats.py").read_text()
+    assert written == 'from stats import double\ndef test_double():\n    assert double("ab") == "abab"\n'
+    observation = model.calls[1][-1]["content"]
+    assert "test_stats.py" in observation.split("[note]")[0]  # `ls tests` ran after the write
+    assert "Your echo of Python code was taken as a block for tests/test_stats.py" in observation

@@ -4,6 +4,7 @@ import pytest
 
 from agentcli.agent.parsing import (
     echoed_file,
+    echoed_program,
     extract_plan,
     find_blocks,
     first_commented_step,
@@ -347,3 +348,23 @@ def test_a_shell_block_under_a_comment_naming_a_file_is_its_content(reply: str, 
 def test_a_shell_block_under_a_comment_stays_a_command(reply: str):
     parsed = parse_reply(reply)
     assert parsed.file_write is None and parsed.command is not None
+
+
+def test_one_echo_printing_python_over_several_lines_is_read_as_the_code_it_prints():
+    # write-missing-test: the inner quotes of "the cat" end the echo's, and nothing closes it.
+    command = (
+        '# Create the test file\necho "import pytest\nfrom textstats import top_words\ndef test_top():\n'
+        '    assert top_words("a a b", 1) == [("a", 2)]\n# Run the tests\npython3 -m pytest\ngit add tests'
+    )
+    code, path, rest = echoed_program(command)
+    header = "import pytest\nfrom textstats import top_words\n"
+    assert code == header + 'def test_top():\n    assert top_words("a a b", 1) == [("a", 2)]\n'
+    assert (path, rest) == ("", "python3 -m pytest\ngit add tests")
+    # Redirected, with quotes the shell would drop: the file it names, the code as written.
+    assert echoed_program('echo "def f():\n    return "1"" > f.py') == ('def f():\n    return "1"\n', "f.py", "")
+
+
+def test_echoes_the_shell_writes_as_meant_or_that_print_no_code_are_left_alone():
+    assert echoed_program('echo "def f():\n    return 1" > f.py\ncat f.py') is None  # the shell writes it right
+    assert echoed_program('echo "hello" > notes.txt') is None
+    assert echoed_program('echo "first line\nsecond line"') is None  # not Python

@@ -29,6 +29,7 @@ from agentcli.agent.parsing import (
     ParsedReply,
     action_complete,
     echoed_file,
+    echoed_program,
     echoed_python,
     parse_reply,
     repeating,
@@ -322,6 +323,8 @@ class Agent:
                 f"Your echo lines were taken as a block for {written[0]}. Next time write the path on a line, "
                 "then a fenced block with the code."
             )
+        elif parsed.command is not None and (program := echoed_program(parsed.command)) is not None:
+            self._place_echoed_program(parsed, *program)
         elif parsed.command is not None and (script := self._asked_script(parsed.command)) is not None:
             # "Write a shell script tools/count.sh" answered with a `#!/bin/bash` block and no file named:
             # run now, the script's work is done once and the file the task asks for never written.
@@ -802,6 +805,19 @@ class Agent:
         parsed.notes.append(
             f"Your echo lines only printed code, which writes no file. {path} defines {names}, so "
             f"the code went there. Next time write the path {path} on a line, then a fenced block with the code."
+        )
+
+    def _place_echoed_program(self, parsed: ParsedReply, code: str, path: str, rest: str) -> None:
+        """One `echo "` printing Python code over several lines (its quotes broken by the code's own, or
+        going to no file): the code written to the file it names, else to the one Python file the task
+        asks for, else to the file that defines its functions; the commands after it run after."""
+        target = path or self._asked_file((".py",)) or (home[0] if (home := self._defining_file(code)) else None)
+        if target is None:
+            return
+        parsed.command, parsed.file_write = rest or None, (target, code)
+        parsed.notes.append(
+            f"Your echo of Python code was taken as a block for {target}: an echo breaks on the code's own quotes. "
+            f"Next time write the path {target} on a line, then a fenced block with the code."
         )
 
     def _defining_file(self, code: str) -> tuple[str, str] | None:

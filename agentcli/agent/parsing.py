@@ -713,3 +713,41 @@ def echoed_file(command: str) -> tuple[str, str] | None:
     if code is None or (first == ">>" and not defined_names(code)):
         return None  # appending plain statements (`x = 1`) is an append
     return path, code
+
+
+# One `echo "` whose quoted text runs over several lines: a program printed, perhaps with `> file`.
+_OPEN_ECHO = re.compile(r"""^\s*echo\s+(?:-e\s+)?(["'])(.*)$""")
+_ECHO_END = re.compile(r"""^(.*?)(["'])\s*(?:(>>?)\s*([\w./-]+))?\s*$""")
+
+
+def echoed_program(command: str) -> tuple[str, str, str] | None:
+    """(code, file, rest) for a block that starts with one `echo "` printing Python code over several
+    lines: the code (the longest run of lines that parses and defines something), the file it is
+    redirected to ("" for none), and the commands after it. None where the shell would write the
+    code as meant: the echo's quotes balance and it goes to a file."""
+    lines = command.strip("\n").splitlines()
+    while lines and lines[0].lstrip().startswith("#"):
+        lines = lines[1:]
+    opened = _OPEN_ECHO.match(lines[0]) if lines else None
+    if opened is None or opened.group(2).rstrip().endswith(opened.group(1)):
+        return None  # a one-line echo: the echo-line readers judge it
+    text = [opened.group(2), *lines[1:]]
+    for end in range(len(text), 1, -1):
+        body, path = text[:end], ""
+        if (closing := _ECHO_END.match(body[-1])) and closing.group(2) == opened.group(1):
+            body = [*body[:-1], closing.group(1)]
+            path = closing.group(4) or ""
+        code = _as_python(body)
+        if code is None or not defined_names(code):
+            continue
+        rest = "\n".join(lines[end:]).strip("\n")
+        try:
+            balanced = len(shlex.split("\n".join(lines[:end]))) > 0
+        except ValueError:
+            balanced = False
+        if path and balanced and opened.group(1) not in "\n".join(body):
+            return None
+        while code.rstrip("\n").rsplit("\n", 1)[-1].lstrip().startswith("#"):
+            code = code.rstrip("\n").rsplit("\n", 1)[0] + "\n"  # "# Run the tests": the next command's
+        return code, path, rest
+    return None

@@ -659,4 +659,4 @@ def test_a_named_command_that_still_fails_comes_with_the_way_past_its_failure(fa
     assert result.returncode == 0 and events[-1]["summary"] == "it runs"
     objections = [e["message"] for e in events if e["type"] == "format_error"]
     assert len(objections) == 1 and "`./count.py`, which the task names, still fails (exit 2)" in objections[0]
-    assert "its first line must name its interpreter: `sed -i '1i #!/usr/bin/env python3' count.py`" in objections[0]
+    assert "Run:\n```bash\nsed -i '1i #!/usr/bin/env python3' count.py\n```" in objections[0]

@@ -282,12 +282,19 @@ class CommandGuards:
         text = self.read(path)
         if text is None:
             return None
-        advice = f"{path} is not executable: `chmod +x {shlex.quote(path)}` makes it so. " if denied else ""
+        lacks, commands = [], []
+        if denied:
+            lacks.append("is not executable")
+            commands.append(f"chmod +x {shlex.quote(path)}")
         line = INTERPRETER_LINES.get("." + path.rsplit(".", 1)[-1]) if "." in path else None
         if line and not text.startswith("#!"):
-            top = shlex.quote("1i " + line)
-            advice += f"Run directly, its first line must name its interpreter: `sed -i {top} {shlex.quote(path)}`."
-        return advice.strip() or None
+            lacks.append("has no interpreter line, which a script run directly needs first")
+            commands.append(f"sed -i {shlex.quote('1i ' + line)} {shlex.quote(path)}")
+        if not commands:
+            return None
+        # As a block to send: told the commands inline, a small model answers DONE.
+        block = "\n".join(commands)
+        return f"{path} {' and '.join(lacks)}. Run:\n```bash\n{block}\n```"
 
     def make_missing_folders(self, command: str) -> str | None:
         """Make the folders of the repository that `command` redirects into and lacks (unless it makes

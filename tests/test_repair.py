@@ -1,4 +1,4 @@
-"""Commands repaired before they run: Python one-liners that cannot parse."""
+"""Commands repaired before they run: Python one-liners that cannot parse, editors and pagers."""
 
 from __future__ import annotations
 
@@ -92,3 +92,17 @@ def test_brackets_strings_and_lambdas_keep_their_colons():
 )
 def test_a_placeholder_cd_is_dropped(command: str, runs: str):
     assert repair(command)[0] == runs
+
+
+@pytest.mark.parametrize(
+    ("command", "runs"),
+    [
+        ("vim textstats.py", "cat -n textstats.py"),
+        ("# Open textstats.py and find the function\nnano textstats.py", "cat -n textstats.py"),
+        ("less app.log", "cat -n app.log"),
+        ("nano", "ls"),
+    ],
+)
+def test_an_editor_or_pager_shows_the_file_instead(command: str, runs: str):
+    repaired, note = repair(command)
+    assert repaired == runs and note is not None

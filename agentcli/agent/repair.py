@@ -34,11 +34,13 @@ def repair(command: str) -> tuple[str, str | None]:
             "repository), so the rest of your command ran in the current folder."
         )
         return (rest, note) if rest.strip() else ("pwd", note)
+    # "# Open the file" above `nano textstats.py`: the comment is no part of the command.
+    bare = without_comment_lines(command).strip()
     try:
-        words = shlex.split(command)
+        words = shlex.split(bare)
     except ValueError:
         return command, None
-    if not words or any(sep in command for sep in ("|", ";", "&&", "||", "\n", ">")):
+    if not words or any(sep in bare for sep in ("|", ";", "&&", "||", "\n", ">")):
         return command, None
     program = words[0].rsplit("/", 1)[-1]
     files = [w for w in words[1:] if not w.startswith(("-", "+"))]

@@ -23,6 +23,7 @@ from agentcli.agent.edits import (
     without_comment_lines,
     write_command,
 )
+from agentcli.agent.expected import compared_call, expectation_note, writes_tests
 from agentcli.agent.guards import CommandGuards, already_done
 from agentcli.agent.observation import describe_result, format_observation
 from agentcli.agent.parsing import (
@@ -677,6 +678,9 @@ class Agent:
             return None
         path, line = location
         text = self._read(path) or ""
+        offered = self._expectation(text, line) if is_test_file(path) else None
+        if offered is not None:
+            return path, line, offered
         if is_test_file(path):
             lines = text.splitlines()
             for name in called_names(lines[line - 1] if 0 < line <= len(lines) else ""):
@@ -687,6 +691,14 @@ class Agent:
                     return where, first, f"The failing line {path}:{line} calls {name}, defined in {where}:\n{shown}"
         shown = excerpt(text, line)
         return (path, line, f"The error comes from {path} line {line}:\n{shown}") if shown else None
+
+    def _expectation(self, test_text: str, line: int) -> str | None:
+        """For a failing `assert CALL == VALUE` in a test the task asks for: the value CALL gives."""
+        if not writes_tests(self._task, self.asked_files) or (compared := compared_call(test_text, line)) is None:
+            return None
+        expression, command = compared
+        obs = self._run_at_root(command, timeout=10)
+        return expectation_note(expression, obs.output) if obs.ok else None
 
     def _definition(self, name: str) -> tuple[str, str, tuple[int, int]] | None:
         """(file, its text, line range) of the one definition of `name` outside tests, if short enough to show."""

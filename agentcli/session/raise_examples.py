@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from agentcli.sandbox.base import Sandbox
 from agentcli.session.checks import run_quietly
+from agentcli.session.definitions import named_definitions
 
 # An error named as the one to raise: `raise ValueError`, `raises a TypeError`, `raising KeyError`.
 _RAISE = re.compile(r"\b[Rr]ais(?:e|es|ing)\s+(?:an?\s+)?`?([A-Z]\w*(?:Error|Exception))`?")
@@ -83,41 +84,19 @@ def raise_sentences(text: str) -> list[tuple[str, tuple[str, ...], tuple[str, ..
     return found
 
 
-def _module_name(path: str) -> str | None:
-    parts = path.removesuffix(".py").split("/")
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
-
-
-def _definitions(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
-    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    return {node.name: node for node in tree.body if isinstance(node, kinds)}
-
-
 def find_raise_examples(task: str, sources: dict[str, str]) -> list[RaiseExamples]:
     """The raise examples the task gives for a function or class it names, and those the docstrings
     of functions it names give; `sources` maps the repository's Python files to their text."""
-    task_words = set(_WORD.findall(task))
-    named: list[tuple[str, str, ast.AST]] = []  # (module, name, definition)
-    for path, text in sources.items():
-        module = _module_name(path)
-        if module is None:
-            continue
-        named += [(module, name, node) for name, node in _definitions(text).items() if name in task_words]
+    named = named_definitions(task, sources)
     found = []
     if len(named) == 1:  # "it" in the task is the one definition it names
-        module, name, _ = named[0]
+        one = named[0]
         for error, values, words, quoted in raise_sentences(task):
-            found.append(RaiseExamples(name, module, error, values, words, "the task", quoted))
-    for module, name, node in named:
-        docstring = ast.get_docstring(node) or ""  # type: ignore[arg-type]
-        for error, values, words, quoted in raise_sentences(docstring):
-            found.append(RaiseExamples(name, module, error, values, words, f"the docstring of {name}", quoted))
+            found.append(RaiseExamples(one.name, one.module, error, values, words, "the task", quoted))
+    for each in named:
+        source = f"the docstring of {each.name}"
+        for error, values, words, quoted in raise_sentences(ast.get_docstring(each.node) or ""):
+            found.append(RaiseExamples(each.name, each.module, error, values, words, source, quoted))
     return found
 
 

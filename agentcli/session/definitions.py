@@ -1,0 +1,47 @@
+"""The functions and classes of the repository that a task names."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+@dataclass(frozen=True)
+class NamedDefinition:
+    """A top-level function or class that the task names, in `path` (importable as `module`)."""
+
+    path: str
+    module: str
+    name: str
+    node: Definition
+
+
+def _module_name(path: str) -> str | None:
+    parts = path.removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+def _definitions(text: str) -> list[Definition]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    return [node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+
+
+def named_definitions(task: str, sources: dict[str, str]) -> list[NamedDefinition]:
+    """The top-level functions and classes of `sources` (Python files and their text) whose names are
+    words of the task."""
+    words = set(_WORD.findall(task))
+    found = []
+    for path, text in sources.items():
+        module = _module_name(path)
+        if module is not None:
+            found += [NamedDefinition(path, module, n.name, n) for n in _definitions(text) if n.name in words]
+    return found

@@ -1101,3 +1101,15 @@ def test_a_failing_test_in_a_task_that_writes_none_still_points_to_the_code(host
     Agent(model, host, EventBus()).run("fix the failing test")
     observation = model.calls[1][-1]["content"]
     assert "calls double, defined in stats.py" in observation and "with the code as it is" not in observation
+
+
+def test_a_look_at_the_code_to_change_ends_with_the_way_to_send_the_change(host, tmp_path: Path):
+    from agentcli.agent.loop import lines_look
+
+    (tmp_path / "durations.py").write_text("def parse_duration(text):\n    raise NotImplementedError\n")
+    model = ScriptedModel(["DONE: nothing"])
+    agent = Agent(model, host, EventBus(), limits=RunLimits(max_steps=1))
+    agent.run("Implement parse_duration", first_looks=[lines_look("durations.py", 1, 2)])
+    task_message = model.calls[0][-1]["content"]
+    assert "     1\tdef parse_duration(text):" in task_message
+    assert "The change can be your first reply: the path durations.py on a line, then a fenced block" in task_message

@@ -318,6 +318,23 @@ def test_done_while_bad_input_the_task_gives_does_not_raise_is_questioned(failin
     assert result.returncode == 0 and events[-1]["summary"].startswith("validated, strings too")
 
 
+def test_the_one_definition_the_task_names_is_shown_before_the_first_reply(failing_repo: Path, write_replies):
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    durations = 'import re\n\n\ndef parse_duration(text):\n    """Seconds in "45s"."""\n    raise NotImplementedError\n'
+    (failing_repo / "durations.py").write_text(durations)
+    git(failing_repo, "add", "durations.py")
+    git(failing_repo, "commit", "-qm", "durations")
+    replies = ["```bash\nls\n```", "DONE: looked"]
+    _, events = solve_json(failing_repo, "Implement parse_duration in durations.py", write_replies(replies))
+    looks = [e["command"] for e in events if e["type"] == "command_started" and e["step"] == 0]
+    assert looks == ["cat -n durations.py | sed -n '4,6p'"]
+    shown = next(e["output"] for e in events if e["type"] == "command_finished" and e["step"] == 0)
+    assert shown.splitlines()[0].split() == ["4", "def", "parse_duration(text):"]
+    # "add" is a word of the task, not the name of calc.add: nothing is shown.
+    _, events = solve_json(failing_repo, "add a docstring example", write_replies(["DONE: no"]))
+    assert not [e for e in events if e["type"] == "command_started" and e["step"] == 0]
+
+
 def test_tests_that_pass_before_the_first_reply_are_not_shown(failing_repo: Path, write_replies):
     (failing_repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     git(failing_repo, "commit", "-qam", "fixed")

@@ -69,6 +69,12 @@ ONE_LINE_PYTHON_NOTE = (
     "In `python3 -c`, statements like for, if and with cannot follow `;` on one line. Send the script as a "
     "```python block instead (it runs as a script, with normal lines and indentation)."
 )
+CHANGE_FIRST = (
+    "The change can be your first reply: the path {path} on a line, then a fenced block with the new code "
+    "(for Python, the complete function or class you change)."
+)
+# A look at the lines of one file, numbered: the definition a task names, shown before the first reply.
+_LINES_LOOK = re.compile(r"^cat -n (\S+) \| sed -n '\d+,\d+p'$")
 FIX_FIRST = (
     "The fix can be your first reply: the path {path} on a line, then a fenced block with the corrected code "
     "(for Python, the complete function you change)."
@@ -238,6 +244,9 @@ class Agent:
         # Shown the failure and the code, a small model still plans to "identify the issue" first and
         # greps for it; the fix itself is the reply it can give now.
         fix = FIX_FIRST.format(path=focus[0]) if focus and not is_test_file(focus[0]) else None
+        if obs.ok and (lines := _LINES_LOOK.match(command)):
+            # Shown the code to change and nothing more, a small model reads it again instead.
+            fix = CHANGE_FIRST.format(path=lines.group(1))
         notes = [note for note in (focus[2] if focus else None, advice, fix) if note]
         return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
 
@@ -899,6 +908,11 @@ def _failure_summary(obs: Observation) -> str:
 
 def _normalised(reply: str) -> str:
     return " ".join(reply.split())
+
+
+def lines_look(path: str, first: int, last: int) -> str:
+    """The first look that shows lines `first` to `last` of `path`, numbered."""
+    return f"cat -n {shlex.quote(path)} | sed -n '{first},{last}p'"
 
 
 def _finished_event(step: int, obs: Observation) -> CommandFinished:

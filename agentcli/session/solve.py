@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
-from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, Agent, Approver, Outcome, RunLimits
+from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, Agent, Approver, Outcome, RunLimits, lines_look
 from agentcli.agent.pysource import syntax_error
 from agentcli.agent.tracebacks import excerpt, is_test_file
 from agentcli.config import Settings
@@ -46,6 +46,7 @@ from agentcli.session.checks import (
     has_examples,
     test_command,
 )
+from agentcli.session.definitions import named_definitions
 from agentcli.session.first_looks import (
     TESTS,
     concerns_failures,
@@ -61,6 +62,8 @@ from agentcli.session.outputs import copied_input, introduced_names, missing_nam
 from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples, find_raise_examples
 from agentcli.session.undo import record_ignored
 
+# The longest function or class shown before the first reply, in lines.
+MAX_SHOWN_DEFINITION_LINES = 60
 # Attempts at one task, and what a fresh attempt needs to be worth starting.
 MAX_ATTEMPTS = 3
 MIN_RETRY_SECONDS = 45.0
@@ -92,6 +95,14 @@ class _KeptAttempt:
     worth: tuple[bool, bool, bool]
     outcome: Outcome
     state: cp.Checkpoint
+
+
+def _names_code(task: str, name: str) -> bool:
+    """Whether the task names `name` as code (`parse_duration`, Rectangle, `total()`), not as the word
+    it also is ("add a flag" and a function `add`)."""
+    if "_" in name or any(c.isupper() for c in name[1:]) or name[0].isupper():
+        return True
+    return re.search(rf"`{re.escape(name)}(?:\(\))?`|\b{re.escape(name)}\(\)", task) is not None
 
 
 class Terminated(BaseException):
@@ -359,7 +370,21 @@ class Session:
         replaced = replaced_text(task)
         if replaced is not None and replaced in self._repository_text():
             looks.append(search_look(replaced))
+        if not looks and (definition := self._named_definition(task)) is not None:
+            looks.append(definition)
         return looks
+
+    def _named_definition(self, task: str) -> str | None:
+        """The look at the one function or class of the repository the task names ("Implement
+        parse_duration in durations.py"), where it is short enough to show; None otherwise."""
+        sources = {p: t for p, t in self._repository_texts().items() if p.endswith(".py") and not is_test_file(p)}
+        named = [d for d in named_definitions(task, sources) if _names_code(task, d.name)]
+        if len(named) != 1:
+            return None
+        node = named[0].node
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        last = node.end_lineno or node.lineno
+        return lines_look(named[0].path, first, last) if last - first < MAX_SHOWN_DEFINITION_LINES else None
 
     def _repository_texts(self) -> dict[str, str]:
         """The text of each file of the repository (those over the repository map's size limit left out)."""

@@ -1055,7 +1055,7 @@ def test_an_output_just_seen_is_not_shown_again_in_full(host, tmp_path: Path):
     Agent(model, host, EventBus()).run("add X to funcs.py")
     first, again, after_change = (model.calls[i][-1]["content"] for i in (1, 2, 4))
     assert "def f29():" in first
-    assert "def f29():" not in again and "(the same 60 lines as your command at step 1 printed)" in again
+    assert "def f29():" not in again and "(the same 60 lines as at step 1, above)" in again
     assert "If funcs.py needs a change, write the path funcs.py on a line, then a fenced block" in again
     assert "def f29():" in after_change and "X = 1" in after_change  # changed: shown in full
 
@@ -1113,3 +1113,15 @@ def test_a_look_at_the_code_to_change_ends_with_the_way_to_send_the_change(host,
     task_message = model.calls[0][-1]["content"]
     assert "     1\tdef parse_duration(text):" in task_message
     assert "The change can be your first reply: the path durations.py on a line, then a fenced block" in task_message
+
+
+def test_a_first_look_sent_again_as_the_first_reply_is_not_shown_again_in_full(host, tmp_path: Path):
+    from agentcli.agent.loop import lines_look
+
+    (tmp_path / "funcs.py").write_text("".join(f"def f{i}():\n    return {i}\n" for i in range(30)))
+    look = lines_look("funcs.py", 1, 60)
+    model = ScriptedModel([f"```bash\n{look}\n```", "DONE: x"])
+    Agent(model, host, EventBus(), limits=RunLimits(max_steps=2)).run("change f29", first_looks=[look])
+    assert "def f29" in model.calls[0][-1]["content"]
+    again = model.calls[1][-1]["content"]
+    assert "def f29" not in again and "(the same 60 lines as before your first reply, above)" in again

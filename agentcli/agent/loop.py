@@ -107,9 +107,9 @@ _SCRIPT_SUFFIXES = {
     "python3": (".py",),
     "node": (".js", ".mjs", ".cjs"),
 }
-# The answer to a DONE that copies what agentcli told the model, before what it copied.
 # Copied DONE lines in a row, with no command between, that end an attempt as stuck.
 MAX_ECHOES_IN_A_ROW = 3
+# The answer to a DONE that copies what agentcli told the model, before what it copied.
 ECHOED_DONE = "Your DONE line only repeats what agentcli told you, so the task is not done: "
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
@@ -222,6 +222,7 @@ class Agent:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task, then
         the results of `first_looks`: commands run before the first reply to show the current state."""
         self._task = task
+        self.recent_outputs = RecentOutputs()
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]
         self.context.start(system, render("task", task=task.strip(), context="\n\n".join(p for p in parts if p)))
@@ -238,6 +239,7 @@ class Agent:
         run = self._run_at_root(f"export PYTHONDONTWRITEBYTECODE=1 && {command}", FIRST_LOOK_TIMEOUT)
         obs = dataclasses.replace(run, command=command)
         self.events.emit(_finished_event(0, obs))
+        self.recent_outputs.seen(0, command, obs)  # the same look sent as the first reply is no news
         focus = None if obs.ok else self._failure_focus(obs.output)
         # The way past a failure it would get stuck at, as after its own command (`chmod +x`).
         advice = None if obs.ok else self.guards.failure_advice(obs)
@@ -253,6 +255,7 @@ class Agent:
     def continue_with(self, task: str) -> Outcome:
         """A follow-up task in the same session: history and sandbox state are kept."""
         self._task = task
+        self.recent_outputs = RecentOutputs()  # what the earlier task printed may be summarised away
         self.context.add("user", render("task", task=task.strip(), context=""))
         return self._drive()
 
@@ -261,7 +264,6 @@ class Agent:
         self._format_errors = 0
         self._first_step = self.outcome.steps
         self._questioned = set()
-        self.recent_outputs = RecentOutputs()  # what an earlier task printed may be summarised away
         try:
             while True:
                 self._check_limits()

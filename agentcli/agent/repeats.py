@@ -41,8 +41,9 @@ class RecentOutputs:
         if earlier is None or len(obs.output) < MIN_CHARS:
             return None
         lines = obs.output.count("\n") + (not obs.output.endswith("\n"))
-        shown = dataclasses.replace(obs, output=f"(the same {lines} lines as your command at step {earlier} printed)")
-        note = f"This printed exactly what it printed at step {earlier}, above: reading it again moves nothing on."
+        when = "before your first reply" if earlier == 0 else f"at step {earlier}"  # step 0: agentcli's look
+        shown = dataclasses.replace(obs, output=f"(the same {lines} lines as {when}, above)")
+        note = f"This printed exactly what it printed {when}: reading it again moves nothing on."
         if read := _READS_ONE_FILE.match(key):
             path = read.group(1)
             note += (

@@ -1088,7 +1088,9 @@ def test_a_failing_expectation_in_a_test_the_task_asks_for_is_offered_the_value_
     agent.run("Write pytest tests for counts in tests/test_stats.py")
     observation = model.calls[2][-1]["content"]
     assert "`counts(\"a b a\")` gives `{'a': 2, 'b': 1}` with the code as it is." in observation
-    assert "```python\nassert counts(\"a b a\") == {'a': 2, 'b': 1}\n```" in observation
+    test_with_value = "def test_counts():\n    assert counts(\"a b a\") == {'a': 2, 'b': 1}\n"
+    offered = f"tests/test_stats.py\n```python\n{test_with_value}```"
+    assert offered in observation
     assert "defined in stats.py" not in observation  # not sent to "fix" the code under test
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from agentcli.agent.tracebacks import is_test_file
 
@@ -24,10 +25,19 @@ def writes_tests(task: str, asked_files: Iterable[str]) -> bool:
     return any(is_test_file(f) for f in asked_files) or _WRITES_TESTS.search(task) is not None
 
 
-def compared_call(test_text: str, line: int) -> tuple[str, str] | None:
-    """(the checked expression, a shell command that prints its value) for `assert CALL == VALUE` on
-    `line` of a test file (1-based), run as a script of the file's top-level imports; None for any
-    other line."""
+@dataclass(frozen=True)
+class Comparison:
+    """A failing `assert CALL == VALUE` of a test file."""
+
+    expression: str  # CALL, as written
+    command: str  # a shell command that prints CALL's value
+    statement: str  # the assert statement, as written
+    function: str | None  # the top-level test function that holds it, as written
+
+
+def compared_call(test_text: str, line: int) -> Comparison | None:
+    """The `assert CALL == VALUE` on `line` of a test file (1-based), with the command that prints
+    CALL's value (a script of the file's top-level imports); None for any other line."""
     try:
         tree = ast.parse(test_text)
     except (SyntaxError, ValueError):
@@ -44,20 +54,30 @@ def compared_call(test_text: str, line: int) -> tuple[str, str] | None:
         if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Eq) or not isinstance(compare.left, ast.Call):
             return None
         expression = ast.get_source_segment(test_text, compare.left)
-        if expression is None:
+        statement = ast.get_source_segment(test_text, node)
+        if expression is None or statement is None:
             return None
         script = "\n".join(["import sys", "sys.path.insert(0, '.')", *imports, f"print(repr({expression}))"])
-        return expression, f"python3 - <<'{_END}'\n{script}\n{_END}\n"  # the terminator on a line of its own
+        command = f"python3 - <<'{_END}'\n{script}\n{_END}\n"  # the terminator on a line of its own
+        holder = next(
+            (f for f in tree.body if isinstance(f, ast.FunctionDef) and f.lineno <= line <= (f.end_lineno or 0)),
+            None,
+        )
+        function = ast.get_source_segment(test_text, holder) if holder else None
+        return Comparison(expression, command, statement, function)
     return None
 
 
-def expectation_note(expression: str, value: str) -> str | None:
-    """What to tell the model of the value `expression` gives, or None when it is too long to offer."""
+def expectation_note(path: str, comparison: Comparison, value: str) -> str | None:
+    """What to tell the model of the value the compared call gives, or None when it is too long to offer.
+    The test function with that value expected is the reply it can send."""
     value = value.strip()
     if not value or "\n" in value or len(value) > MAX_VALUE_CHARS:
         return None
+    expected = f"assert {comparison.expression} == {value}"
+    block = comparison.function.replace(comparison.statement, expected, 1) if comparison.function else expected
     return (
-        f"`{expression}` gives `{value}` with the code as it is. The task asks for tests of that code: "
-        f"where this is what its docstring says, the test should expect it:\n```python\n"
-        f"assert {expression} == {value}\n```"
+        f"`{comparison.expression}` gives `{value}` with the code as it is. The task asks for tests of that code, "
+        f"not changes to it: where this is what its docstring says, make the test expect it. Your reply can be:\n"
+        f"{path}\n```python\n{block}\n```"
     )

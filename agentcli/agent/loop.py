@@ -689,7 +689,7 @@ class Agent:
             return None
         path, line = location
         text = self._read(path) or ""
-        offered = self._expectation(text, line) if is_test_file(path) else None
+        offered = self._expectation(path, text, line) if is_test_file(path) else None
         if offered is not None:
             return path, line, offered
         if is_test_file(path):
@@ -703,13 +703,12 @@ class Agent:
         shown = excerpt(text, line)
         return (path, line, f"The error comes from {path} line {line}:\n{shown}") if shown else None
 
-    def _expectation(self, test_text: str, line: int) -> str | None:
+    def _expectation(self, path: str, test_text: str, line: int) -> str | None:
         """For a failing `assert CALL == VALUE` in a test the task asks for: the value CALL gives."""
         if not writes_tests(self._task, self.asked_files) or (compared := compared_call(test_text, line)) is None:
             return None
-        expression, command = compared
-        obs = self._run_at_root(command, timeout=10)
-        return expectation_note(expression, obs.output) if obs.ok else None
+        obs = self._run_at_root(compared.command, timeout=10)
+        return expectation_note(path, compared, obs.output) if obs.ok else None
 
     def _definition(self, name: str) -> tuple[str, str, tuple[int, int]] | None:
         """(file, its text, line range) of the one definition of `name` outside tests, if short enough to show."""

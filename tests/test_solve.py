@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -333,6 +334,27 @@ def test_the_one_definition_the_task_names_is_shown_before_the_first_reply(faili
     # "add" is a word of the task, not the name of calc.add: nothing is shown.
     _, events = solve_json(failing_repo, "add a docstring example", write_replies(["DONE: no"]))
     assert not [e for e in events if e["type"] == "command_started" and e["step"] == 0]
+
+
+def test_done_after_changing_the_code_a_tests_only_task_tests_is_questioned(failing_repo: Path, write_replies):
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    git(failing_repo, "commit", "-qm", "no tests yet")
+    original = (failing_repo / "calc.py").read_text()
+    (failing_repo / "calc.py").write_text(original + "# the user's own edit, uncommitted\n")
+    replies = [
+        "calc.py\n```python\ndef add(a, b):\n    return a + b\n```",  # "fixed" to fit its own expectation
+        "tests/test_calc.py\n```python\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n```",
+        "```bash\npython3 -m pytest -q tests\n```",
+        "DONE: tested",
+    ]
+    task = "Write pytest tests for add in tests/test_calc.py."
+    _, events = solve_json(failing_repo, task, write_replies(replies))
+    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    [objection] = [o for o in objections if "the task asks for tests of the code as it is" in o]
+    assert "calc.py was changed: put it back (`git show " in objection
+    restore = re.search(r"\(`(git show [^`]+)`\)", objection).group(1)
+    shown = subprocess.run(restore.split(" > ")[0].split(), cwd=failing_repo, capture_output=True, text=True).stdout
+    assert shown == original + "# the user's own edit, uncommitted\n"  # as the task found it
 
 
 def test_tests_that_pass_before_the_first_reply_are_not_shown(failing_repo: Path, write_replies):

@@ -20,9 +20,22 @@ MAX_VALUE_CHARS = 300
 _END = "AGENTCLI_EXPECTED"
 
 
+# What a task that also asks for code to change says: "write a failing test, then fix the bug".
+_CHANGES_CODE = re.compile(
+    r"\b(?:fix|bug|implement|change|update|refactor|rename|modify|make it"
+    r"|add (?:a|an|the) (?:function|method|flag|option))",
+    re.IGNORECASE,
+)
+
+
 def writes_tests(task: str, asked_files: Iterable[str]) -> bool:
     """Whether the task asks for tests to be written (a test file it names, or "write tests for ...")."""
     return any(is_test_file(f) for f in asked_files) or _WRITES_TESTS.search(task) is not None
+
+
+def only_tests(task: str, asked_files: Iterable[str]) -> bool:
+    """Whether the task asks for tests and for no change to the code they test."""
+    return writes_tests(task, asked_files) and _CHANGES_CODE.search(task) is None
 
 
 @dataclass(frozen=True)

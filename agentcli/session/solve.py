@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
+from agentcli.agent.expected import only_tests
 from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, Agent, Approver, Outcome, RunLimits, lines_look
 from agentcli.agent.pysource import syntax_error
 from agentcli.agent.tracebacks import excerpt, is_test_file
@@ -82,6 +83,7 @@ RETRY_DOUBTS = {
     "examples": " (",
     "raises": ":\n",
     "looks": ":\n",
+    "code": " (",
     "staged": " (",
     "uncommitted": ":",
 }
@@ -175,6 +177,7 @@ class Session:
         self._failing_before: str | None = None
         self._uncommitted_before: set[str] = set()  # `git status` lines at the task's start
         self._task = ""
+        self._asked: list[str] = []  # the files the current task asks to be written
 
     def notify(self, message: str) -> None:
         self.events.emit(Notice(message=message))
@@ -211,6 +214,7 @@ class Session:
             ("unchanged", self._nothing_changed),
             ("syntax", self._broken_python),
             ("empty", self._empty_new_file),
+            ("code", self._changed_code_under_test),
             ("staged", self._staged_not_committed),
             ("uncommitted", self._left_uncommitted),
         ]
@@ -268,6 +272,25 @@ class Session:
                 shown = excerpt(text, e.lineno or 0)
                 return f"{path} no longer parses (SyntaxError: {e.msg}, line {e.lineno}):\n{shown}"
         return None
+
+    def _changed_code_under_test(self) -> str | None:
+        """An objection to "done" when a task that asks only for tests changed the Python code they
+        test (a small model "fixes" the function its own wrong expectation fails on)."""
+        if self._checkpoint is None or not only_tests(self._task, self._asked):
+            return None
+        changed = [
+            path
+            for status, path in cp.changed_paths(self.root, self._checkpoint)
+            if status == "M" and path.endswith(".py") and not is_test_file(path)
+        ]
+        if not changed:
+            return None
+        # The file as the task found it, the user's own uncommitted edits included.
+        back = " && ".join(f"git show {self._checkpoint.tree}:{shlex.quote(p)} > {shlex.quote(p)}" for p in changed)
+        return (
+            f"the task asks for tests of the code as it is, and {', '.join(changed)} was changed: put it back "
+            f"(`{back}`) and make the tests expect what the code does."
+        )
 
     def _staged_not_committed(self) -> str | None:
         """An objection to "done" when the task staged changes and left them uncommitted: a git chore
@@ -424,6 +447,7 @@ class Session:
         self._task = task
         looks = self.first_looks(task)
         outputs = named_outputs(task, list_files(self.root))
+        self._asked = outputs
         texts = self._repository_texts()
         names = introduced_names(task, "\n".join(texts.values()))
         python = {path: text for path, text in texts.items() if path.endswith(".py") and not is_test_file(path)}

@@ -368,3 +368,30 @@ def test_echoes_the_shell_writes_as_meant_or_that_print_no_code_are_left_alone()
     assert echoed_program('echo "def f():\n    return 1" > f.py\ncat f.py') is None  # the shell writes it right
     assert echoed_program('echo "hello" > notes.txt') is None
     assert echoed_program('echo "first line\nsecond line"') is None  # not Python
+
+
+def test_code_echoed_into_a_file_among_echoes_of_the_plan_is_that_file_s_edit_not_steps():
+    # validate-input: the right class, echoed line by line after four echoes of the plan, then a line
+    # for the tests; cut into commented steps, only the plan's echoes ran.
+    block = "\n".join(
+        [
+            "# Add the new Rectangle class with validation",
+            'echo "PLAN: 1. Add the new Rectangle class with validation" >> geometry.py',
+            'echo "PLAN: 2. Test it" >> geometry.py',
+            "# Add the new Rectangle class with validation",
+            'echo "class Rectangle:" >> geometry.py',
+            'echo "    """An axis-aligned rectangle.""" >> geometry.py',
+            'echo "    def __init__(self, width: float) -> None:" >> geometry.py',
+            'echo "        if not isinstance(width, (int, float)) or width <= 0:" >> geometry.py',
+            "echo \"            raise ValueError('width')\" >> geometry.py",
+            'echo "        self.width = width" >> geometry.py',
+            "# Test the modified class",
+            'echo "python -m unittest test_geometry" >> test_geometry.py',
+        ]
+    )
+    reply = parse_reply(f"PLAN: 1. Add the class\n```bash\n{block}\n```")
+    assert reply.command == block and not reply.notes  # not cut into steps
+    path, code = echoed_file(block)
+    assert path == "geometry.py"
+    assert code.startswith('class Rectangle:\n    """An axis-aligned rectangle."""\n    def __init__(')
+    assert "PLAN" not in code and code.endswith("        self.width = width\n")

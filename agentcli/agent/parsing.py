@@ -549,7 +549,8 @@ def parse_reply(text: str) -> ParsedReply:
         reply.finished = True
         reply.summary = inside.group(2).strip()
         return reply
-    step = first_commented_step(command)
+    # Code echoed line by line into a file, among echoes of its plan, is one edit, not steps.
+    step = None if echoed_file(command) else first_commented_step(command)
     if step is not None:
         # A small model writes its whole plan as one commented script, fix guessed before the
         # failure is seen; run the first step, and let the history show a reply of one step.
@@ -650,6 +651,9 @@ def _summary_from(prose: str, start: int) -> str:
 _ECHO_AS_WRITTEN = re.compile(r"""^\s*echo\s+(["'])(.*)\1\s*(?:(>>?)\s*([\w./-]+)\s*)?$""")
 
 
+_CUT_DOCSTRING = re.compile(r'^(\s*"""[^"]*)""$')
+
+
 def _echo_lines(command: str) -> list[tuple[str, str, str]] | None:
     """(text, redirect, file) for each line of a block made only of `echo "text"` lines, each perhaps
     with `> file` or `>> file` ("" for neither), the text as written between its outer quotes; None
@@ -662,6 +666,8 @@ def _echo_lines(command: str) -> list[tuple[str, str, str]] | None:
             quote, text, redirect, path = written.groups()
             if quote == '"':
                 text = re.sub(r'\\(["\\])', r"\1", text)
+                # `echo "    """Docstring.""" >> f.py`: the outer closing quote was the docstring's last.
+                text = _CUT_DOCSTRING.sub(r'\1"""', text)
             found.append((text, redirect or "", path or ""))
             continue
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
@@ -702,17 +708,38 @@ def echoed_file(command: str) -> tuple[str, str] | None:
     """(file, content) for `echo "line" > f.py` followed by `echo "line" >> f.py` lines: a Python file
     written from memory one line at a time, which is meant as its new content (and so, as a block,
     can be spliced into the file instead of replacing what the model did not rewrite). Appended
-    definitions (`>>` only) are meant as the new version of their namesakes too."""
+    definitions (`>>` only) are meant as the new version of their namesakes too. Among echo lines
+    that also write other text (its plan, a line for another file), the longest run of those for
+    one Python file that holds definitions is that code."""
     lines = _echo_lines(command)
     if lines is None or len(lines) < 2:
         return None
     path, first = lines[0][2], lines[0][1]
-    if not path.endswith(".py") or not first or any((r, f) != (">>", path) for _, r, f in lines[1:]):
+    if path.endswith(".py") and first and all((r, f) == (">>", path) for _, r, f in lines[1:]):
+        code = _as_python([text for text, _, _ in lines])
+        if code is not None and (first == ">" or defined_names(code)):
+            return path, code  # appending plain statements (`x = 1`) is an append
+    return _echoed_definitions(lines)
+
+
+# The most echo lines searched for a run of definitions among other text.
+_MAX_SEARCHED_ECHOES = 80
+
+
+def _echoed_definitions(lines: list[tuple[str, str, str]]) -> tuple[str, str] | None:
+    """(file, code): the longest run, of at least three lines, of the echo lines for the Python file
+    most of them write that parses and defines something; None where there is none."""
+    targets = Counter(f for _, r, f in lines if r and f.endswith(".py"))
+    if not targets or len(lines) > _MAX_SEARCHED_ECHOES:
         return None
-    code = _as_python([text for text, _, _ in lines])
-    if code is None or (first == ">>" and not defined_names(code)):
-        return None  # appending plain statements (`x = 1`) is an append
-    return path, code
+    path = targets.most_common(1)[0][0]
+    texts = [text for text, r, f in lines if r and f == path]
+    for size in range(len(texts), 2, -1):
+        for start in range(len(texts) - size + 1):
+            code = _as_python(texts[start : start + size])
+            if code is not None and defined_names(code):
+                return path, code
+    return None
 
 
 # One `echo "` whose quoted text runs over several lines: a program printed, perhaps with `> file`.

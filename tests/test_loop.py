@@ -123,6 +123,15 @@ def test_commands_alternating_with_outputs_that_differ_only_in_numbers_are_caugh
     assert outcome.reason.startswith("stuck") and outcome.steps == 7
 
 
+def test_three_commands_going_round_are_caught(host):
+    # validate-input: an echo into geometry.py, one into test_geometry.py and a test run, 18 steps round.
+    replies = [f"Step {i}.\n```bash\necho {'abc'[i % 3]}\n```" for i in range(30)]
+    outcome, events = run(replies, host)
+    nudges = [e.reason for e in events if isinstance(e, Nudge)]
+    assert nudges == ["alternating: three commands went round 3 times with unchanged output"]
+    assert outcome.reason.startswith("stuck") and outcome.steps == 10
+
+
 def test_error_streak(host):
     replies = [f"```bash\nfalse {i}\n```" for i in range(20)]
     outcome, events = run(replies, host)

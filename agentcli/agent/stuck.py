@@ -16,7 +16,7 @@ class StuckDetector:
     """Watches (command, output) pairs.
 
     Patterns: the same command with the same output (numbers aside) `repeats` times in a row; two
-    commands alternating with outputs unchanged but for numbers for `alternations` rounds;
+    or three commands going round with outputs unchanged but for numbers for `alternations` rounds;
     `error_streak` failing commands in a row. The first time a pattern shows, `check` returns
     ("nudge", why); if it shows again after that nudge, ("stop", why).
     """
@@ -50,12 +50,12 @@ class StuckDetector:
         n = self.repeats
         if len(h) >= n and len({(c, d) for c, d, _ in h[-n:]}) == 1:
             return f"repeat: the same command gave the same output {n} times in a row"
-        span = 2 * self.alternations
-        if len(h) >= span:
-            window = h[-span:]
-            a, b = (window[0][0], window[0][1]), (window[1][0], window[1][1])
-            if a != b and all((c, d) == (a if i % 2 == 0 else b) for i, (c, d, _) in enumerate(window)):
-                return f"alternating: two commands alternated {self.alternations} times with unchanged output"
+        for period, how in ((2, "two commands alternated"), (3, "three commands went round")):
+            window = [(c, d) for c, d, _ in h[-period * self.alternations :]]
+            cycle = window[:period]
+            going_round = all(step == cycle[i % period] for i, step in enumerate(window))
+            if len(window) == period * self.alternations and len(set(cycle)) == period and going_round:
+                return f"alternating: {how} {self.alternations} times with unchanged output"
         streak = 0
         for _, _, code in reversed(h):
             if code == 0:

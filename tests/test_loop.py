@@ -1136,3 +1136,16 @@ def test_a_first_look_sent_again_as_the_first_reply_is_not_shown_again_in_full(h
     assert "def f29" in model.calls[0][-1]["content"]
     again = model.calls[1][-1]["content"]
     assert "def f29" not in again and "(the same 60 lines as before your first reply, above)" in again
+
+
+def test_an_append_that_leaves_a_python_file_unparsable_is_put_back(host, tmp_path: Path):
+    # add-config-key: `echo "def dsn(settings: dict, timeout: int = 30) -> str:" >> db.py`.
+    db = tmp_path / "db.py"
+    db.write_text("def dsn(settings):\n    return 'x'\n")
+    appends = ["echo 'def dsn(settings, timeout):' >> db.py", "echo 'X = 1' >> db.py"]
+    model = ScriptedModel([f"```bash\n{append}\n```" for append in appends])
+    Agent(model, host, EventBus(), limits=RunLimits(max_steps=2)).run("add a timeout")
+    observation = model.calls[1][-1]["content"]
+    assert "`>> db.py` left db.py unable to parse (SyntaxError: expected an indented block" in observation
+    assert "so db.py was put back as it was" in observation
+    assert db.read_text() == "def dsn(settings):\n    return 'x'\n" + "X = 1\n"  # an append that parses stands

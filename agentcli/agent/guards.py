@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from agentcli.agent.checking import appended_files, overwrites, redirected_files, removed_files, simple_commands
 from agentcli.agent.edits import duplicated_setting, overwrite_loss, sed_targets, without_comment_lines
+from agentcli.agent.pysource import syntax_error
 from agentcli.sandbox.base import Observation, Sandbox
 
 # Words of a task that asks for something to be deleted.
@@ -333,6 +334,9 @@ class CommandGuards:
                 if (duplicate := duplicated_setting(path, old, new)) is not None:
                     self.sandbox.write_file(path, old)
                     notes.append(_duplicate_note(path, *duplicate))
+                elif (broken := _broken_by_append(path, old, new)) is not None:
+                    self.sandbox.write_file(path, old)
+                    notes.append(broken)
                 continue
             if (loss := overwrite_loss(old, new, program)) is None:
                 continue
@@ -347,6 +351,19 @@ class CommandGuards:
                 why += "block with its complete new content (for Python, the complete functions you changed)."
             notes.append(f"`> {path}` {loss}, so {path} was put back as it was. {why}")
         return notes
+
+
+def _broken_by_append(path: str, old: str, new: str) -> str | None:
+    """The note when lines added to the end of a Python file that parsed leave it unparsable (`echo
+    "timeout" >> settings.py` parses, `echo "def dsn(settings, timeout):" >> db.py` does not), for the
+    file put back as it was; None otherwise."""
+    if not path.endswith(".py") or syntax_error(old) is not None or (error := syntax_error(new)) is None:
+        return None
+    return (
+        f"`>> {path}` left {path} unable to parse (SyntaxError: {error.msg}, line {error.lineno}), so {path} was "
+        "put back as it was: lines added at its end are no change of its code. To change a function, write the "
+        "path on a line, then a fenced block with the complete new function."
+    )
 
 
 def already_done(command: str, obs: Observation) -> str | None:

@@ -47,6 +47,11 @@ def solve_json(repo: Path, task: str, model: str, sandbox: str = "host"):
     return result, [json.loads(line) for line in result.stdout.splitlines()]
 
 
+def objections_in(events: list[dict]) -> list[str]:
+    """What agentcli told the model instead of running its reply (objections to DONE among them)."""
+    return [e["message"] for e in events if e["type"] == "format_error"]
+
+
 def tree_digest(root: Path) -> dict[str, str]:
     """Every file outside .git and .agentcli, with its content hash and mode."""
     digest = {}
@@ -196,7 +201,7 @@ def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_re
     )
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.returncode == 0 and events[-1]["steps"] == 4
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert len(objections) == 2
     assert "No file in the repository has changed" in objections[0]
     assert "the repository's tests fail" in objections[1]  # then the failing test is the next objection
@@ -221,7 +226,7 @@ def test_done_while_the_command_the_task_names_still_fails_is_questioned(failing
     result, events = solve_json(failing_repo, "`python3 app.py` crashes", write_replies(replies))
     looks = [e for e in events if e["type"] == "command_finished" and e["step"] == 0]
     assert [e["command"] for e in looks] == ["python3 app.py"] and "No module named 'textutils'" in looks[0]["output"]
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert len(objections) == 1 and "`python3 app.py`, which the task names, still fails (exit 1)" in objections[0]
     assert result.returncode == 0 and events[-1]["summary"] == "fixed now"
 
@@ -234,7 +239,7 @@ def test_done_while_a_changed_python_file_no_longer_parses_is_questioned(failing
         "DONE: fixed now",
     ]
     result, events = solve_json(failing_repo, "fix add", write_replies(replies))
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert (
         len(objections) == 1 and "calc.py no longer parses (SyntaxError: '(' was never closed, line 2)" in objections[0]
     )
@@ -256,7 +261,7 @@ def test_done_while_the_named_command_prints_other_than_the_task_says_is_questio
     ]
     task = "Add a `--shout` flag: `python3 greet.py Ada --shout` prints `HELLO, ADA!`."
     result, events = solve_json(failing_repo, task, write_replies(replies))
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert len(objections) == 1, objections
     assert (
         "`python3 greet.py Ada --shout` should print `HELLO, ADA!`, as the task says, but it prints:" in objections[0]
@@ -285,7 +290,7 @@ def test_done_while_the_docstring_examples_of_a_changed_file_fail_is_questioned(
         "DONE: implemented, examples pass",
     ]
     result, events = solve_json(failing_repo, "Implement parse_duration in durations.py", write_replies(replies))
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert any("the examples in the docstrings fail (`python3 -m doctest durations.py`)" in o for o in objections)
     assert any("Failed example:" in o and 'parse_duration(" 45s ")' in o for o in objections)
     assert result.returncode == 0 and events[-1]["summary"] == "implemented, examples pass"
@@ -310,7 +315,7 @@ def test_done_while_bad_input_the_task_gives_does_not_raise_is_questioned(failin
     ]
     task = 'Make Square raise ValueError when side is not a positive number, e.g. 0, -2 or the string "3".'
     result, events = solve_json(failing_repo, task, write_replies(replies))
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert not any("does not raise" in o for o in objections[1:]), objections  # the typed check raises
     assert 'the bad input the task gives (0, -2 or the string "3") does not raise ValueError' in objections[0]
     assert "`Square(side='3')` raises TypeError: '<=' not supported" in objections[0]
@@ -347,10 +352,8 @@ def test_done_after_changing_the_code_a_tests_only_task_tests_is_questioned(fail
         "```bash\npython3 -m pytest -q tests\n```",
         "DONE: tested",
     ]
-    task = "Write pytest tests for add in tests/test_calc.py."
-    _, events = solve_json(failing_repo, task, write_replies(replies))
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
-    [objection] = [o for o in objections if "the task asks for tests of the code as it is" in o]
+    _, events = solve_json(failing_repo, "Write pytest tests for add in tests/test_calc.py.", write_replies(replies))
+    [objection] = [o for o in objections_in(events) if "the task asks for tests of the code as it is" in o]
     assert "calc.py was changed: put it back (`git show " in objection
     restore = re.search(r"\(`(git show [^`]+)`\)", objection).group(1)
     shown = subprocess.run(restore.split(" > ")[0].split(), cwd=failing_repo, capture_output=True, text=True).stdout
@@ -394,7 +397,7 @@ def test_tests_failing_before_a_task_that_does_not_speak_of_them_are_neither_sho
         "DONE: counted",
     ]
     result, events = solve_json(failing_repo, COUNT_TASK, write_replies(replies))
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert objections and "the repository's tests fail" in objections[0] and "test_words" in objections[0]
 
 
@@ -429,7 +432,7 @@ def test_done_while_a_file_the_task_asks_for_does_not_exist_is_questioned(failin
     ]
     task = "Find the root cause in logs/job.log and write its ERROR line to root_cause.txt."
     result, events = solve_json(failing_repo, task, write_replies(replies))
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert len(objections) == 1 and "root_cause.txt, which the task names, does not exist" in objections[0]
     assert result.returncode == 0 and events[-1]["summary"] == "wrote root_cause.txt"
     assert (failing_repo / "root_cause.txt").read_text() == "ERROR disk full\n"
@@ -448,7 +451,7 @@ def test_done_while_a_name_the_task_introduces_is_in_no_file_is_questioned(faili
     ]
     task = "Give add() an `absolute` option (default off) that returns the absolute value of the sum."
     result, events = solve_json(failing_repo, task, write_replies(replies))
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert len(objections) == 1 and "`absolute`, which the task introduces, is in no file yet" in objections[0]
     assert result.returncode == 0 and events[-1]["summary"] == "added it now"
     assert "absolute=False" in (failing_repo / "calc.py").read_text()
@@ -503,7 +506,7 @@ def test_done_with_an_empty_new_file_is_questioned(failing_repo: Path, write_rep
         "DONE: wrote it now",
     ]
     result, events = solve_json(failing_repo, "write tools/count.sh", write_replies(replies))
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert len(objections) == 1 and "tools/count.sh was created but is empty" in objections[0]
     assert result.returncode == 0 and events[-1]["summary"] == "wrote it now"
 
@@ -569,7 +572,7 @@ def test_done_while_the_repository_tests_fail_is_questioned_with_their_output(
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.returncode == 0, result.stderr
     assert events[-1]["status"] == "finished" and events[-1]["steps"] == 4
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert len(objections) == 1 and "the repository's tests fail" in objections[0]
     assert "assert -1 == 5" in objections[0]  # pytest's own account of the failure
     # Checking left nothing behind in the repository.
@@ -584,7 +587,7 @@ def test_done_with_staged_changes_left_uncommitted_is_questioned(failing_repo: P
         "DONE: committed",
     ]
     result, events = solve_json(failing_repo, "fix add and commit", write_replies(replies))
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert result.returncode == 0 and len(objections) == 1, objections
     assert "Changes are staged but not committed (calc.py)" in objections[0]
     assert git(failing_repo, "log", "-1", "--format=%s").strip() == "Fix add"
@@ -649,7 +652,7 @@ def test_done_with_files_left_uncommitted_where_the_task_asks_for_a_commit_is_qu
     task = "Stop tracking calc.py but keep it on disk, add it to .gitignore, and commit the change."
     result, events = solve_json(failing_repo, task, write_replies(replies))
     assert result.returncode == 0 and events[-1]["summary"] == "untracked and ignored"
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert len(objections) == 1
     assert "The task asks for a commit, and `git status --short` still shows `?? calc.py`" in objections[0]
     assert (
@@ -696,6 +699,6 @@ def test_a_named_command_that_still_fails_comes_with_the_way_past_its_failure(fa
     ]
     result, events = solve_json(failing_repo, "Make `./count.py` run directly.", write_replies(replies))
     assert result.returncode == 0 and events[-1]["summary"] == "it runs"
-    objections = [e["message"] for e in events if e["type"] == "format_error"]
+    objections = objections_in(events)
     assert len(objections) == 1 and "`./count.py`, which the task names, still fails (exit 2)" in objections[0]
     assert "Run:\n```bash\nsed -i '1i #!/usr/bin/env python3' count.py\n```" in objections[0]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import resource
 import time
 
+import pytest
+
 from agentcli.sandbox.shell import read_head_tail
 
 
@@ -86,6 +88,14 @@ def test_read_and_write_file(sandbox):
     assert sandbox.run("cat dir/note.txt").output == "hello\n"
     sandbox.run("echo changed > dir/note.txt")
     assert sandbox.read_file(f"{sandbox.workdir}/dir/note.txt") == "changed\n"
+
+
+def test_a_file_that_is_not_there_is_file_not_found_in_every_sandbox(sandbox):
+    # deep-merge-json: a path a command quoted (`/var/log/tracker.log`) read in the Docker sandbox
+    # raised a bare OSError, which ended the run.
+    for path in ("/var/log/not-there.log", "not-there.txt"):
+        with pytest.raises(FileNotFoundError):
+            sandbox.read_file(path)
 
 
 def test_shell_killed_from_inside_is_restarted(sandbox):

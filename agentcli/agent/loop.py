@@ -736,7 +736,7 @@ class Agent:
     def _read(self, path: str) -> str | None:
         try:
             return self.sandbox.read_file(path)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError):  # not there, a folder, unreadable: no text to read
             return None
 
     def _edit_report(self, command: str, before: dict[str, str | None]) -> list[str]:

@@ -227,7 +227,13 @@ class DockerSandbox(ShellSandbox):
     def read_file(self, path: str) -> str:
         if self._in_workspace(path):
             return host_path(self.repo, self.workdir, path).read_text(errors="replace")
-        return self._exec(["cat", "--", path]).decode(errors="replace")
+        try:
+            return self._exec(["cat", "--", path]).decode(errors="replace")
+        except OSError as e:
+            # As on the host: a file that is not there is FileNotFoundError, which callers expect.
+            if "No such file or directory" in str(e):
+                raise FileNotFoundError(path) from e
+            raise
 
     def write_file(self, path: str, content: str) -> None:
         if not self._in_workspace(path):

@@ -535,6 +535,27 @@ def test_an_attempt_that_gives_up_is_taken_back_and_tried_afresh(failing_repo: P
     assert undo.returncode == 0 and (failing_repo / "calc.py").read_text().endswith("return a - b\n")
 
 
+def test_a_branch_an_attempt_made_is_gone_when_it_is_taken_back_and_after_undo(failing_repo: Path, write_replies):
+    # git-branch-commit: after attempt 1 was put back, attempt 2's `git checkout -b fix/typo` failed:
+    # "a branch named 'fix/typo' already exists".
+    git(failing_repo, "branch", "keep-me")  # the user's own branch
+    make = "```bash\ngit checkout -b fix/typo && git commit -qam wip --allow-empty && git branch\n```"
+    replies = [make, *[f"I am not sure ({i})." for i in range(5)], make, "DONE: on fix/typo"]
+    _, events = solve_json(failing_repo, "fix add on a branch fix/typo", write_replies(replies))
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("attempt 1 ended early" in n for n in notices)
+    second = [e for e in events if e["type"] == "command_finished" and e["step"] > 1]
+    assert second and second[0]["exit_code"] == 0, second  # the branch was made afresh
+    branches = git(failing_repo, "branch", "--format=%(refname:short)").split()
+    assert "fix/typo" in branches and "keep-me" in branches
+    undo = agentcli("undo", cwd=failing_repo)
+    assert undo.returncode == 0, undo.stderr
+    branches = git(failing_repo, "branch", "--format=%(refname:short)").split()
+    assert "fix/typo" not in branches and "keep-me" in branches
+    kept = git(failing_repo, "for-each-ref", "--format=%(refname)", "refs/agentcli/before-undo")
+    assert "-branches/fix/typo" in kept  # its commits stay reachable
+
+
 def test_a_right_change_left_by_an_attempt_that_gave_up_comes_back_when_no_later_attempt_does_better(
     failing_repo: Path, write_replies
 ):

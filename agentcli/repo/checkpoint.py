@@ -89,6 +89,8 @@ class Checkpoint:
     head_ref: str | None  # the branch HEAD was on; None when detached
     # Paths left out of every snapshot: files agentcli itself writes, e.g. `> events.jsonl` in the repo.
     exclude: tuple[str, ...] = ()
+    # The branches (refs/heads/...) there were; None for a checkpoint made before they were recorded.
+    branches: tuple[str, ...] | None = None
 
 
 def snapshot_tree(git: Git, exclude: tuple[str, ...] = ()) -> str:
@@ -114,6 +116,7 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
     index_tree = git.try_("write-tree")
     head = git.try_("rev-parse", "-q", "--verify", "HEAD^{commit}")
     head_ref = git.try_("symbolic-ref", "-q", "HEAD")
+    branches = tuple(git("for-each-ref", "--format=%(refname)", "refs/heads").split())
     message = "\n".join(
         [
             f"agentcli checkpoint {name}",
@@ -122,13 +125,14 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
             f"head: {head or '-'}",
             f"head-ref: {head_ref or '-'}",
             f"exclude: {json.dumps(list(exclude))}",
+            f"branches: {json.dumps(list(branches))}",
         ]
     )
     args = ["commit-tree", tree, "-m", message] + (["-p", head] if head else [])
     commit = git(*args, env=fallback_identity())
     if keep_ref:
         git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
-    return Checkpoint(name, commit, tree, index_tree, head, head_ref, tuple(exclude))
+    return Checkpoint(name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches)
 
 
 def fallback_identity() -> dict[str, str]:
@@ -168,6 +172,7 @@ def load_checkpoint(root: Path, name: str | None = None, refs: str = CHECKPOINT_
         head=fields.get("head"),
         head_ref=fields.get("head-ref"),
         exclude=tuple(json.loads(fields.get("exclude") or "[]")),
+        branches=tuple(json.loads(fields["branches"])) if fields.get("branches") else None,
     )
 
 
@@ -251,6 +256,7 @@ def restore(root: Path, checkpoint: Checkpoint) -> list[str]:
         finally:
             index.unlink(missing_ok=True)
     _restore_head(git, checkpoint, before)
+    _remove_new_branches(git, checkpoint)
     if checkpoint.index_tree:
         git("read-tree", checkpoint.index_tree)
     return added + restored
@@ -298,6 +304,19 @@ def _restore_head(git: Git, checkpoint: Checkpoint, now: Checkpoint) -> None:
             git("update-ref", "-m", "agentcli undo", checkpoint.head_ref, checkpoint.head)
     elif now.head != checkpoint.head:
         git("update-ref", "--no-deref", "-m", "agentcli undo", "HEAD", checkpoint.head)
+
+
+def _remove_new_branches(git: Git, checkpoint: Checkpoint) -> None:
+    """Delete the branches made since the checkpoint (`git checkout -b fix/typo`), each kept first
+    under BEFORE_UNDO_REFS so that its commits stay reachable and an undo can itself be taken back."""
+    if checkpoint.branches is None:
+        return
+    known = set(checkpoint.branches)
+    for ref in git("for-each-ref", "--format=%(refname)", "refs/heads").split():
+        if ref not in known:
+            branch = ref.removeprefix("refs/heads/")
+            git("update-ref", f"{BEFORE_UNDO_REFS}/{checkpoint.name}-branches/{branch}", ref)
+            git("update-ref", "-d", ref)
 
 
 def _prune_empty_dirs(root: Path, directory: Path) -> None:

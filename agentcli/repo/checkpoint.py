@@ -221,8 +221,9 @@ def diff_since(root: Path, checkpoint: Checkpoint, *, stat: bool = False) -> str
     return git(*args, checkpoint.tree, now)
 
 
-def restore(root: Path, checkpoint: Checkpoint) -> list[str]:
-    """Bring the working tree, index and HEAD back to the checkpoint; return the paths touched.
+def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True) -> list[str]:
+    """Bring the working tree, index and HEAD back to the checkpoint, and (`remove_branches`) delete the
+    branches made since; return the paths touched.
 
     The state being replaced is saved first (`refs/agentcli/before-undo/<name>`), so an undo can
     itself be taken back.
@@ -256,7 +257,8 @@ def restore(root: Path, checkpoint: Checkpoint) -> list[str]:
         finally:
             index.unlink(missing_ok=True)
     _restore_head(git, checkpoint, before)
-    _remove_new_branches(git, checkpoint)
+    if remove_branches:
+        _remove_new_branches(git, checkpoint)
     if checkpoint.index_tree:
         git("read-tree", checkpoint.index_tree)
     return added + restored

@@ -585,7 +585,7 @@ class Session:
             except AgentcliError as e:
                 result.status, result.reason = "failed", f"finished, but the change was not committed: {e}"
         if not delivery.apply and result.files_changed:
-            cp.restore(self.root, checkpoint)
+            cp.restore(self.root, checkpoint, remove_branches=False)  # the branch delivered stays
             self.notify("the change was taken out of the working tree (--no-apply)")
 
     def close_sandbox(self) -> None:

@@ -110,10 +110,10 @@ def test_names_the_task_introduces_are_its_new_one_word_forms_and_prose_flags():
 def test_an_asked_file_that_is_a_copy_of_the_task_s_input_is_objected_to():
     task = "Write config/merged.json: start from config/defaults.json and apply config/local.json on top."
     files = {"config/defaults.json": '{"a": 1}\n', "config/local.json": '{"a": 2}\n'}
-    problem = copied_input("config/merged.json", '{"a": 1}\n', task, files)
+    problem = copied_input("config/merged.json", '{"a": 1}\n', task, files.get)
     assert problem == (
         "config/merged.json is a copy of config/defaults.json: write the result the task asks for, not its input "
         "unchanged."
     )
-    assert copied_input("config/merged.json", '{"a": 2, "b": 1}\n', task, files) is None
-    assert copied_input("backup.json", '{"a": 1}\n', "Copy config/defaults.json to backup.json", files) is None
+    assert copied_input("config/merged.json", '{"a": 2, "b": 1}\n', task, files.get) is None
+    assert copied_input("backup.json", '{"a": 1}\n', "Copy config/defaults.json to backup.json", files.get) is None

@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-_WORD = re.compile(r"[A-Za-z_]\w*")
+WORD = re.compile(r"[A-Za-z_]\w*")  # a name, as Python spells one
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
@@ -38,10 +38,18 @@ def _definitions(text: str) -> list[Definition]:
 def named_definitions(task: str, sources: dict[str, str]) -> list[NamedDefinition]:
     """The top-level functions and classes of `sources` (Python files and their text) whose names are
     words of the task."""
-    words = set(_WORD.findall(task))
+    words = set(WORD.findall(task))
     found = []
     for path, text in sources.items():
         module = _module_name(path)
         if module is not None:
             found += [NamedDefinition(path, module, n.name, n) for n in _definitions(text) if n.name in words]
     return found
+
+
+def named_as_code(task: str, name: str) -> bool:
+    """Whether the task names `name` as code (`parse_duration`, Rectangle, `total()`), not as the word
+    it also is ("add a flag" and a function `add`)."""
+    if "_" in name or any(c.isupper() for c in name[1:]) or name[0].isupper():
+        return True
+    return re.search(rf"`{re.escape(name)}(?:\(\))?`|\b{re.escape(name)}\(\)", task) is not None

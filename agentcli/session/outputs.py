@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable
 
 from agentcli.context.summary import cut_middle
 from agentcli.session.first_looks import QUOTED
@@ -52,14 +53,14 @@ def named_outputs(task: str, files: list[str]) -> list[str]:
 _COPY = re.compile(r"\bcop(?:y|ies|ied)\b|\bduplicate", re.IGNORECASE)
 
 
-def copied_input(name: str, text: str, task: str, files: dict[str, str]) -> str | None:
+def copied_input(name: str, text: str, task: str, read: Callable[[str], str | None]) -> str | None:
     """The objection when the asked file `name` holds just the text of a file the task names as its
     input (`cp config/defaults.json config/merged.json` for "start from defaults.json and apply
-    local.json on top"); `files` maps the repository's files to their text."""
+    local.json on top"); `read` gives a repository file's text, None where there is none."""
     if not text.strip() or _COPY.search(task):
         return None
     for named in dict.fromkeys(n.removeprefix("./") for n in _NAMED_FILE.findall(task)):
-        if named != name and files.get(named, "").strip() == text.strip():
+        if named != name and (read(named) or "").strip() == text.strip():
             return f"{name} is a copy of {named}: write the result the task asks for, not its input unchanged."
     return None
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from agentcli.sandbox.base import Sandbox
 from agentcli.session.checks import run_quietly
-from agentcli.session.definitions import named_definitions
+from agentcli.session.definitions import WORD, named_definitions
 
 # An error named as the one to raise: `raise ValueError`, `raises a TypeError`, `raising KeyError`.
 _RAISE = re.compile(r"\b[Rr]ais(?:e|es|ing)\s+(?:an?\s+)?`?([A-Z]\w*(?:Error|Exception))`?")
@@ -28,7 +28,6 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?=\s+[A-Z]|\s*$)|\n\s*\n|\
 # An example value: a quoted string or a number standing alone.
 _VALUE = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'|`([^`\n]*)`|(?<![\w.\-])(-?\d+(?:\.\d+)?|None)(?![\w.]*\w)")
 _EMPTY_STRING = re.compile(r"\ban empty string\b", re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z_]\w*")
 MAX_EXAMPLES = 8
 MARK = "@@agentcli-raise@@"
 RUN_TIMEOUT = 20.0
@@ -79,7 +78,7 @@ def raise_sentences(text: str) -> list[tuple[str, tuple[str, ...], tuple[str, ..
             values.insert(0, "''")
         values = list(dict.fromkeys(values))[:MAX_EXAMPLES]
         if values:
-            words = tuple(dict.fromkeys(_WORD.findall(sentence[: start.start()])))
+            words = tuple(dict.fromkeys(WORD.findall(sentence[: start.start()])))
             found.append((error.group(1), tuple(values), words, examples.strip(" ,;:")))
     return found
 

@@ -47,7 +47,7 @@ from agentcli.session.checks import (
     has_examples,
     test_command,
 )
-from agentcli.session.definitions import named_definitions
+from agentcli.session.definitions import named_as_code, named_definitions
 from agentcli.session.first_looks import (
     TESTS,
     concerns_failures,
@@ -99,12 +99,21 @@ class _KeptAttempt:
     state: cp.Checkpoint
 
 
-def _names_code(task: str, name: str) -> bool:
-    """Whether the task names `name` as code (`parse_duration`, Rectangle, `total()`), not as the word
-    it also is ("add a flag" and a function `add`)."""
-    if "_" in name or any(c.isupper() for c in name[1:]) or name[0].isupper():
-        return True
-    return re.search(rf"`{re.escape(name)}(?:\(\))?`|\b{re.escape(name)}\(\)", task) is not None
+def _python_sources(texts: dict[str, str]) -> dict[str, str]:
+    """The repository's Python files that are not tests, with their text."""
+    return {path: text for path, text in texts.items() if path.endswith(".py") and not is_test_file(path)}
+
+
+def _named_definition(task: str, texts: dict[str, str]) -> str | None:
+    """The look at the one function or class of the repository the task names as code ("Implement
+    parse_duration in durations.py"), where it is short enough to show; None otherwise."""
+    named = [d for d in named_definitions(task, _python_sources(texts)) if named_as_code(task, d.name)]
+    if len(named) != 1:
+        return None
+    node = named[0].node
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    last = node.end_lineno or node.lineno
+    return lines_look(named[0].path, first, last) if last - first < MAX_SHOWN_DEFINITION_LINES else None
 
 
 class Terminated(BaseException):
@@ -246,7 +255,7 @@ class Session:
             text = path.read_text(errors="replace")
             if problem := output_problem(name, text, task, only_output=len(outputs) == 1):
                 return problem
-            if problem := copied_input(name, text, task, self._repository_texts()):
+            if problem := copied_input(name, text, task, self._read_text):
                 return problem
         return None
 
@@ -373,7 +382,7 @@ class Session:
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)
 
-    def first_looks(self, task: str) -> list[str]:
+    def first_looks(self, task: str, texts: dict[str, str]) -> list[str]:
         """Commands run before the first reply, to show the failure the task is about. Tests that pass
         show none: shown them passing, a small model runs them again and again instead of changing
         anything (validate-input), so they are shown only when they fail, and only to a task that
@@ -391,23 +400,17 @@ class Session:
             elif looks == [TESTS] and failing_tests(self.sandbox, command) is None:
                 looks = []
         replaced = replaced_text(task)
-        if replaced is not None and replaced in self._repository_text():
+        if replaced is not None and replaced in "\n".join(texts.values()):
             looks.append(search_look(replaced))
-        if not looks and (definition := self._named_definition(task)) is not None:
+        if not looks and (definition := _named_definition(task, texts)) is not None:
             looks.append(definition)
         return looks
 
-    def _named_definition(self, task: str) -> str | None:
-        """The look at the one function or class of the repository the task names ("Implement
-        parse_duration in durations.py"), where it is short enough to show; None otherwise."""
-        sources = {p: t for p, t in self._repository_texts().items() if p.endswith(".py") and not is_test_file(p)}
-        named = [d for d in named_definitions(task, sources) if _names_code(task, d.name)]
-        if len(named) != 1:
-            return None
-        node = named[0].node
-        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        last = node.end_lineno or node.lineno
-        return lines_look(named[0].path, first, last) if last - first < MAX_SHOWN_DEFINITION_LINES else None
+    def _read_text(self, name: str) -> str | None:
+        """The text of the repository file `name`, or None where there is no such file to read."""
+        with contextlib.suppress(OSError):
+            return (self.root / name).read_text(errors="replace")
+        return None
 
     def _repository_texts(self) -> dict[str, str]:
         """The text of each file of the repository (those over the repository map's size limit left out)."""
@@ -445,13 +448,12 @@ class Session:
         tests fail). Steps, tokens and time are counted over all attempts.
         """
         self._task = task
-        looks = self.first_looks(task)
+        texts = self._repository_texts()
+        looks = self.first_looks(task, texts)
         outputs = named_outputs(task, list_files(self.root))
         self._asked = outputs
-        texts = self._repository_texts()
         names = introduced_names(task, "\n".join(texts.values()))
-        python = {path: text for path, text in texts.items() if path.endswith(".py") and not is_test_file(path)}
-        raises = find_raise_examples(task, python)
+        raises = find_raise_examples(task, _python_sources(texts))
         context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
         taken_back: list[str] = []
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None

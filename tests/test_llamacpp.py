@@ -177,6 +177,21 @@ def test_broken_files_fail_before_loading(tmp_path: Path) -> None:
         load_local_model("local/no-such-model")
 
 
+def test_a_sampled_reply_is_the_same_for_the_same_prompt(model) -> None:
+    """The seed comes from the prompt: two runs of one version can be compared reply by reply."""
+    messages = _chat("Write one sentence about the sea.")
+    replies = []
+    for _ in range(2):
+        _fresh(model)
+        replies.append(model.complete(messages, max_tokens=24, temperature=1.5).text)
+    assert replies[0] == replies[1]
+    others = set()
+    for question in ("Write one sentence about a forest.", "Write one sentence about a city.", "Say hi."):
+        _fresh(model)
+        others.add(model.complete(_chat(question), max_tokens=24, temperature=1.5).text)
+    assert replies[0] not in others and len(others) == 3  # another prompt samples afresh
+
+
 def test_speculative_decoding_gives_the_same_greedy_reply(smol_path: Path) -> None:
     from agentcli.models.llamacpp import load_local_model, unload
 

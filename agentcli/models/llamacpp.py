@@ -9,6 +9,7 @@ another instance (e.g. the summary role) uses the shared model in between.
 
 from __future__ import annotations
 
+import array
 import codecs
 import contextlib
 import ctypes
@@ -18,6 +19,7 @@ import sys
 import threading
 import time
 import weakref
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,6 +204,12 @@ def unload() -> None:
             _ENGINE = None
 
 
+def _sampling_seed(tokens: list[int]) -> int:
+    """The seed for a sampled reply: the same prompt samples the same reply, so two runs of one
+    version can be compared, while another prompt samples afresh."""
+    return zlib.crc32(array.array("i", tokens).tobytes())
+
+
 # --- the backend --------------------------------------------------------------------------------
 
 
@@ -348,6 +356,8 @@ class LlamaCppModel:
         evaluated = self._tokens_to_evaluate(llama, tokens)
         stops = tuple(s for s in (*self.stop, *(stop or ())) if s)
         temp = self.temperature if temperature is None else temperature
+        if temp > 0:
+            llama.set_seed(_sampling_seed(tokens))
         vocab = llama._model.vocab
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         stream = _StopFilter(stops, on_token)

@@ -192,6 +192,19 @@ def test_a_sampled_reply_is_the_same_for_the_same_prompt(model) -> None:
     assert replies[0] not in others and len(others) == 3  # another prompt samples afresh
 
 
+def test_a_reply_goes_on_from_the_prefix_it_is_given(model) -> None:
+    messages = _chat("Write a Python function that adds two numbers.")
+    prefix = "```python\ndef add_numbers(first, second):\n"
+    _fresh(model)
+    pieces: list[str] = []
+    reply = model.complete(messages, max_tokens=24, prefix=prefix, on_token=pieces.append)
+    assert model.continues_replies
+    assert reply.text.startswith(prefix) and len(reply.text) > len(prefix)
+    assert "".join(pieces) == reply.text  # the listener reads the reply from its start
+    assert reply.usage.prompt_tokens > model.count_tokens(messages)  # the prefix was part of the prompt
+    assert not reply.text[len(prefix) :].lstrip().startswith("def add_numbers")  # went on, not over
+
+
 def test_speculative_decoding_gives_the_same_greedy_reply(smol_path: Path) -> None:
     from agentcli.models.llamacpp import load_local_model, unload
 

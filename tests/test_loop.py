@@ -184,7 +184,7 @@ def test_stuck_detector_unit():
 class SlowStreamingModel(ScriptedModel):
     """Streams its reply a word at a time, slowly, and stops when asked: like a local model."""
 
-    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None, prefix=""):
         import time as clock
 
         self.calls.append(list(messages))
@@ -204,7 +204,7 @@ def test_wall_clock_stops_a_long_generation(host):
 
 
 class DoneAtTheDeadline(SlowStreamingModel):
-    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None, prefix=""):
         reply = super().complete(messages, max_tokens=max_tokens, on_token=on_token)
         return Reply("The task is done. " + reply.text, reply.usage)
 
@@ -252,7 +252,7 @@ def test_done_without_any_command_is_never_accepted(host):
 class RamblingModel(ScriptedModel):
     """Streams line after line of prose and never a command, unless told to stop."""
 
-    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None, prefix=""):
         self.calls.append(list(messages))
         if len(self.calls) > 1:
             return Reply("DONE: stopped rambling", Usage(prompt_tokens=10, completion_tokens=3))
@@ -278,7 +278,7 @@ class LoopingModel(ScriptedModel):
     """The 1.5B's first reply to a broken test suite: a plan step and an empty block, numbered on and on
     up to the token limit (158 s on 2 cores), unless told to stop."""
 
-    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None, prefix=""):
         self.calls.append(list(messages))
         if len(self.calls) > 1:
             return super().complete(messages, max_tokens=max_tokens, on_token=on_token, temperature=temperature)
@@ -406,7 +406,7 @@ class GreedyModel(ScriptedModel):
         super().__init__([])
         self.temperatures: list[float | None] = []
 
-    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None):
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None, prefix=""):
         self.temperatures.append(temperature)
         text = (
             "I would fix it." if temperature is None else "```bash\necho fixed > f.txt && cat f.txt\n```\nDONE: fixed"
@@ -1149,3 +1149,46 @@ def test_an_append_that_leaves_a_python_file_unparsable_is_put_back(host, tmp_pa
     assert "`>> db.py` left db.py unable to parse (SyntaxError: expected an indented block" in observation
     assert "so db.py was put back as it was" in observation
     assert db.read_text() == "def dsn(settings):\n    return 'x'\n" + "X = 1\n"  # an append that parses stands
+
+
+def test_the_definition_read_again_begins_the_next_reply_with_its_change(host, tmp_path: Path):
+    # implement-from-docstring: shown parse_duration, the model answered every plan step with `cat`.
+    from agentcli.agent.loop import lines_look
+
+    source = (
+        "def double(n: int) -> int:\n    return 2 * n\n\n\n"
+        'def parse_duration(text: str) -> int:\n    """Seconds in "1h30m".\n\n'
+        + "".join(f"    Rule {i} of the format, in words.\n" for i in range(8))
+        + '    """\n    raise NotImplementedError\n'
+    )
+    durations = tmp_path / "durations.py"
+    durations.write_text(source)
+    look = lines_look("durations.py", 5, 16)
+    body = "    hours, minutes = text.split('h')\n    return int(hours) * 3600\n```"
+    model = ScriptedModel([f"```bash\n{look}\n```", body, "DONE: x"], continues_replies=True)
+    seen: list[Event] = []
+    Agent(model, host, EventBus([seen.append]), limits=RunLimits(max_steps=2)).run(
+        "Implement parse_duration", first_looks=[look]
+    )
+    definition = source.split("\n\n\n")[1].removesuffix("    raise NotImplementedError\n")
+    head = "durations.py\n```python\n" + definition
+    assert model.prefixes == ["", head]
+    replied = [e.text for e in seen if isinstance(e, ModelReplied)]
+    assert replied[1] == head + body  # the reply as the model's own, prefix included
+    assert durations.read_text() == source.replace(
+        "    raise NotImplementedError\n", "    hours, minutes = text.split('h')\n    return int(hours) * 3600\n"
+    )
+
+
+def test_a_reply_is_begun_only_for_a_model_that_continues_replies_and_a_source_file(host, tmp_path: Path):
+    (tmp_path / "app.py").write_text("".join(f"X{i} = {i}\n" for i in range(40)))
+    (tmp_path / "data.json").write_text("[" + ", ".join(str(i) for i in range(100)) + "]\n")
+    for command, continues, begun in [
+        ("cat app.py", True, "app.py\n```python\n"),
+        ("cat app.py", False, ""),
+        ("cat data.json", True, ""),  # an input, not code to change
+    ]:
+        replies = [f"Read it{'again' * i}.\n```bash\n{command}\n```" for i in range(3)]
+        model = ScriptedModel(replies, continues_replies=continues)
+        Agent(model, host, EventBus(), limits=RunLimits(max_steps=3)).run("change it")
+        assert model.prefixes == ["", "", begun], command

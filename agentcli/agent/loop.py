@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from agentcli.agent.begun import change_start, read_file
 from agentcli.agent.checking import check_command, command_lines, only_changes
 from agentcli.agent.edits import (
     defined_names,
@@ -74,7 +75,7 @@ CHANGE_FIRST = (
     "(for Python, the complete function or class you change)."
 )
 # A look at the lines of one file, numbered: the definition a task names, shown before the first reply.
-_LINES_LOOK = re.compile(r"^cat -n (\S+) \| sed -n '\d+,\d+p'$")
+_LINES_LOOK = re.compile(r"^cat -n (\S+) \| sed -n '(\d+),\d+p'$")
 FIX_FIRST = (
     "The fix can be your first reply: the path {path} on a line, then a fenced block with the corrected code "
     "(for Python, the complete function you change)."
@@ -214,6 +215,10 @@ class Agent:
         self._told: list[str] = []  # what agentcli objected or answered to replies, in order
         self._echoes_in_a_row = 0  # DONE lines copying agentcli's words since the last command
         self._task = ""
+        # The file and first line of the definition the first looks showed, to change.
+        self._shown_definition: tuple[str, int] | None = None
+        # How the next reply begins, written for the model (see agent.begun); "" for none.
+        self._reply_start = ""
         # The files the task asks to be written (see session.outputs.named_outputs).
         self.asked_files: list[str] = []
         self.guards = CommandGuards(sandbox, self._read)
@@ -249,6 +254,7 @@ class Agent:
         if obs.ok and (lines := _LINES_LOOK.match(command)):
             # Shown the code to change and nothing more, a small model reads it again instead.
             fix = CHANGE_FIRST.format(path=lines.group(1))
+            self._shown_definition = (lines.group(1), int(lines.group(2)))
         notes = [note for note in (focus[2] if focus else None, advice, fix) if note]
         return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
 
@@ -297,6 +303,8 @@ class Agent:
                 reply = self._complete(temperature=RESAMPLE_TEMPERATURE)
         except ModelGaveUp as e:
             raise _Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
+        finally:
+            self._reply_start = ""
         self.outcome.steps = step
         usage = reply.usage
         self._account(reply)
@@ -389,6 +397,7 @@ class Agent:
                     max_tokens=self.limits.reply_tokens,
                     on_token=self._stream_watcher(),
                     temperature=self.temperature if temperature is None else temperature,
+                    prefix=self._reply_start,
                 )
             except ContextLengthExceeded as e:
                 if attempt == CONTEXT_RETRIES or not self.context.shrink(str(e)):
@@ -667,6 +676,7 @@ class Agent:
         if parsed.file_write is None and (repeat := self.recent_outputs.seen(step, command, obs)):
             shown, note = repeat
             notes = [*notes, note]
+            self._begin_change(command)
         self.context.add("user", format_observation(shown, notes, self._next_step_hint()))
         if parsed.finish_after_command and obs.ok:
             self._finish(parsed, step)
@@ -678,6 +688,19 @@ class Agent:
                 raise _Stop("failed", f"stuck: {reason}")
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
+
+    def _begin_change(self, command: str) -> None:
+        """Begin the next reply with a change to the file `command` read once more (see agent.begun)."""
+        read = read_file(command) if getattr(self.model, "continues_replies", False) else None
+        if read is None or (text := self._read(read[0])) is None:
+            return
+        path, first = read
+        if first is None and self._shown_definition is not None and self._shown_definition[0] == path:
+            first = self._shown_definition[1]
+        start = change_start(path, text, first)
+        if start is not None:
+            self._reply_start = start
+            self.events.emit(Notice(message=f"the model read {path} again: its next reply begins the change"))
 
     def _failure_focus(self, output: str) -> tuple[str, int, str] | None:
         """The repository code a failure points to: (path, line, the lines shown to the model), or None.

@@ -9,15 +9,14 @@ command read one file of the repository, by the way to change that file.
 from __future__ import annotations
 
 import dataclasses
-import re
 
+from agentcli.agent.begun import read_file
 from agentcli.sandbox.base import Observation
 
 # How many commands back an output counts as just seen: older ones may have been summarised away.
 RECENT_COMMANDS = 3
 # Shorter outputs cost little to show again, and a line in their place says no less.
 MIN_CHARS = 200
-_READS_ONE_FILE = re.compile(r"^(?:cat|head|tail|nl|less|more)(?:\s+-\S+)*\s+([\w./-]+)$")
 
 
 def _key(command: str) -> str:
@@ -44,8 +43,8 @@ class RecentOutputs:
         when = "before your first reply" if earlier == 0 else f"at step {earlier}"  # step 0: agentcli's look
         shown = dataclasses.replace(obs, output=f"(the same {lines} lines as {when}, above)")
         note = f"This printed exactly what it printed {when}: reading it again moves nothing on."
-        if read := _READS_ONE_FILE.match(key):
-            path = read.group(1)
+        if read := read_file(key):
+            path = read[0]
             note += (
                 f" If {path} needs a change, write the path {path} on a line, then a fenced block with its new "
                 "code (for Python, the complete functions you change)."

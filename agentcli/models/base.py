@@ -47,6 +47,9 @@ class Model(Protocol):
     """A chat model. Backends: litellm, llamacpp, scripted."""
 
     name: str
+    # Whether `complete` can start the reply with a given `prefix` and go on from it (a model run
+    # in-process can; a chat API cannot be made to).
+    continues_replies: bool
 
     def complete(
         self,
@@ -55,11 +58,13 @@ class Model(Protocol):
         max_tokens: int | None = None,
         on_token: StreamCallback | None = None,
         temperature: float | None = None,
+        prefix: str = "",
     ) -> Reply:
         """Return the model's reply to `messages`. Raise `ModelError` subclasses on failure.
 
         `temperature` overrides the model's own for this call (the loop raises it to get a
-        different reply when a greedy one repeats itself)."""
+        different reply when a greedy one repeats itself). `prefix` is the start of the reply, which
+        the model continues (the text returned includes it); ignored unless `continues_replies`."""
         ...
 
     def count_tokens(self, messages: list[Message]) -> int:

@@ -56,6 +56,8 @@ class LiteLLMModel:
         self.on_retry = on_retry
         self.timeout = timeout
         self._window = context_window
+        # A chat API answers messages; it cannot be made to go on from a reply begun for it.
+        self.continues_replies = False
 
     @property
     def context_window(self) -> int:
@@ -82,6 +84,7 @@ class LiteLLMModel:
         max_tokens: int | None = None,
         on_token: StreamCallback | None = None,
         temperature: float | None = None,
+        prefix: str = "",
     ) -> Reply:
         def attempt() -> Reply:
             return self._call(messages, max_tokens, on_token, temperature)

@@ -259,6 +259,7 @@ class LlamaCppModel:
         self.nonempty_blocks = nonempty_blocks
         self._parked: _Parked | None = None
         self._formatter: Any = None
+        self.continues_replies = True
         if check_memory and self.n_gpu_layers == 0:
             from agentcli.models.store import check_memory as check
 
@@ -303,8 +304,8 @@ class LlamaCppModel:
         except Exception as exc:  # a template's raise_exception() or a Jinja error
             raise ModelError(f"the chat template of {self.name} rejected the messages: {exc}") from exc
 
-    def _tokens(self, llama: Any, messages: list[Message]) -> list[int]:
-        prompt = self._render(llama, messages)
+    def _tokens(self, llama: Any, messages: list[Message], prefix: str = "") -> list[int]:
+        prompt = self._render(llama, messages) + prefix
         add_bos = (
             str(llama.metadata.get("tokenizer.ggml.add_bos_token", "false")).lower() == "true"
             and bool(self._bos_text)
@@ -327,13 +328,14 @@ class LlamaCppModel:
         on_token: StreamCallback | None = None,
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
+        prefix: str = "",
     ) -> Reply:
         engine = self._engine()
         with engine.lock:
             engine.acquire(self)
             # Drafted tokens are sampled before the text they follow is known here: no rule then.
             rule = engine.nonempty_blocks if self.nonempty_blocks and not self.speculative else None
-            return self._complete(engine.llama, messages, max_tokens, on_token, stop, temperature, rule)
+            return self._complete(engine.llama, messages, max_tokens, on_token, stop, temperature, rule, prefix)
 
     def _complete(
         self,
@@ -344,10 +346,11 @@ class LlamaCppModel:
         stop: Sequence[str] | None,
         temperature: float | None,
         rule: NonEmptyBlocks | None = None,
+        prefix: str = "",
     ) -> Reply:
         llama_cpp = _llama_cpp()
         started = time.perf_counter()
-        tokens = self._tokens(llama, messages)
+        tokens = self._tokens(llama, messages, prefix)
         if len(tokens) >= self.n_ctx:
             raise ContextLengthExceeded(
                 f"the prompt is {len(tokens)} tokens; {self.name} runs with a {self.n_ctx}-token context"
@@ -360,6 +363,8 @@ class LlamaCppModel:
             llama.set_seed(_sampling_seed(tokens))
         vocab = llama._model.vocab
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        if prefix and on_token is not None:
+            on_token(prefix)  # the reply as the listener reads it starts with its prefix
         stream = _StopFilter(stops, on_token)
         generated = 0
         first: float | None = None
@@ -369,7 +374,7 @@ class LlamaCppModel:
         if rule is not None:
             from llama_cpp import LogitsProcessorList
 
-            processors = LogitsProcessorList([rule.processor(lambda: stream.text)])
+            processors = LogitsProcessorList([rule.processor(lambda: prefix + stream.text)])
         generator = llama.generate(
             tokens,
             temp=temp,
@@ -409,7 +414,7 @@ class LlamaCppModel:
             tokens_per_second=(generated - 1) / elapsed if generated > 1 and elapsed > 0 else None,
         )
         raw = {"finish_reason": finish, "wall_time": time.perf_counter() - started}
-        return Reply(text=stream.text, usage=usage, raw=raw)
+        return Reply(text=prefix + stream.text, usage=usage, raw=raw)
 
     @staticmethod
     def _tokens_to_evaluate(llama: Any, tokens: list[int]) -> int:

@@ -13,11 +13,22 @@ from agentcli.models.base import Message, ModelGaveUp, Reply, StreamCallback, Us
 class ScriptedModel:
     """Returns the given replies in order, one per call; when they run out the model gives up."""
 
-    def __init__(self, replies: list[str], *, name: str = "scripted", context_window: int = 131072):
+    def __init__(
+        self,
+        replies: list[str],
+        *,
+        name: str = "scripted",
+        context_window: int = 131072,
+        continues_replies: bool = False,
+    ):
+        """`continues_replies`: a reply that does not start with the prefix asked for is returned after
+        it, as a model that continues the prefix writes only the rest."""
         self.replies = list(replies)
         self.name = name
         self._window = context_window
+        self.continues_replies = continues_replies
         self.calls: list[list[Message]] = []
+        self.prefixes: list[str] = []  # the prefix of each call
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
@@ -47,12 +58,16 @@ class ScriptedModel:
         max_tokens: int | None = None,
         on_token: StreamCallback | None = None,
         temperature: float | None = None,
+        prefix: str = "",
     ) -> Reply:
         self.calls.append(list(messages))
+        self.prefixes.append(prefix)
         index = len(self.calls) - 1
         if index >= len(self.replies):
             raise ModelGaveUp("the scripted replies ran out")
         text = self.replies[index]
+        if self.continues_replies and not text.startswith(prefix):
+            text = prefix + text
         if on_token is not None:
             on_token(text)
         usage = Usage(prompt_tokens=self.count_tokens(messages), completion_tokens=estimate_tokens(text))

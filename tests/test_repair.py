@@ -106,3 +106,34 @@ def test_a_placeholder_cd_is_dropped(command: str, runs: str):
 def test_an_editor_or_pager_shows_the_file_instead(command: str, runs: str):
     repaired, note = repair(command)
     assert repaired == runs and note is not None
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # json-to-csv: the shell reads `newline=''` as the end of the quoted program and `)` after it.
+        'import json, csv; with open("users.json") as f, open("users.csv", "w", newline=\'\') as out: '
+        'w = csv.writer(out); w.writerow(["id", "name"]); '
+        'for u in json.load(f): w.writerow([u["id"], u["name"]])',
+        'import json, csv; rows = json.load(open("users.json")); out = open("users.csv", "w", newline=\'\'); '
+        'w = csv.writer(out); w.writerow(["id", "name"]); w.writerows([[u["id"], u["name"]] for u in rows])',
+    ],
+)
+def test_quotes_inside_a_single_quoted_one_liner_are_the_programs_own(tmp_path: Path, program: str):
+    (tmp_path / "users.json").write_text(json.dumps([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bo"}]))
+    run, note = one_line_python(f"python -c '{program}'") or ("", "")
+    assert "ran as this script" in note
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        assert box.run(run).ok
+    assert (tmp_path / "users.csv").read_text().splitlines() == ["id,name", "1,Ada", "2,Bo"]
+
+
+def test_a_shell_command_in_a_python_block_runs_as_the_command(tmp_path: Path):
+    (tmp_path / "users.json").write_text(json.dumps([{"id": 1, "name": "Ada"}]))
+    program = 'import json; print(json.load(open("users.json"))[0]["name"], end=\'\')'
+    model = ScriptedModel([f"```python\npython -c '{program}'\n```", "DONE: printed"])
+    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+        Agent(model, box, EventBus()).run("print the first name")
+    observation = model.calls[1][-1]["content"]
+    assert "[exit 0" in observation and "Ada" in observation
+    assert "holds a shell command, not Python, so it ran as one" in observation

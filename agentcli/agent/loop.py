@@ -40,6 +40,7 @@ from agentcli.agent.parsing import (
 )
 from agentcli.agent.printed import printed_not_written
 from agentcli.agent.prompts import render
+from agentcli.agent.pysource import parse
 from agentcli.agent.repair import repair
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.stuck import StuckDetector
@@ -114,6 +115,11 @@ MAX_ECHOES_IN_A_ROW = 3
 ECHOED_DONE = "Your DONE line only repeats what agentcli told you, so the task is not done: "
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
+# The programs a shell command a small model puts in a ```python block starts with.
+_SHELL_COMMAND = re.compile(
+    r"(?:python3?|pip3?|bash|sh|cat|ls|grep|sed|awk|echo|cd|touch|mkdir|mv|cp|rm|chmod|git|head|tail|wc|find|sort)"
+    r"[ \t]+\S"
+)
 # A plan step that looks rather than changes: its command counts as done even when it fails.
 _OBSERVING_STEP = re.compile(
     r"^\W*(?:run|re-?run|reproduce|execute|test|try|check|verify|confirm|inspect|read|look|view|list|find|"
@@ -833,6 +839,11 @@ class Agent:
             parsed.file_write = script, block
             parsed.error = None
             parsed.notes.append(_asked_script_note("Your ```python block", script))
+            return
+        if parse(block) is None and _SHELL_COMMAND.match(block.lstrip()):
+            # ```python around `python -c '...'` or `cat data.json`: the command, not a script.
+            parsed.command, parsed.error = block, None
+            parsed.notes.append("Your ```python block holds a shell command, not Python, so it ran as one.")
             return
         parsed.command = python_script_command(block)
         parsed.error = None

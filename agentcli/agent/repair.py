@@ -61,6 +61,9 @@ def repair(command: str) -> tuple[str, str | None]:
 _HEADER = re.compile(r"(?:with|for|if|while|async\s+with|async\s+for)\b")
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")
 _ONE_LINER = re.compile(r"^python3?$")
+# `python -c '...' [> file]` whole: quotes inside the outer single quotes (`newline=''`) are the
+# code's own, though the shell reads them as the end of the argument.
+_SINGLE_QUOTED = re.compile(r"^python3?\s+-c\s+'(.*)'(?:\s*(>>?)\s*(\S+))?\s*$")
 
 
 def one_line_python(command: str) -> tuple[str, str] | None:
@@ -70,18 +73,28 @@ def one_line_python(command: str) -> tuple[str, str] | None:
     lines = without_comment_lines(command).splitlines()
     if len(lines) != 1:
         return None
-    try:
-        words = shlex.split(lines[0])
-    except ValueError:
-        return None
-    redirect = words[3:]
-    if len(words) < 3 or not _ONE_LINER.match(words[0]) or words[1] != "-c" or _parses(words[2]):
-        return None
-    if redirect and (len(redirect) != 2 or redirect[0] not in (">", ">>")):
+    quoted = _SINGLE_QUOTED.match(lines[0])
+    if quoted is not None and "'" in quoted.group(1):
+        code, redirect = quoted.group(1), [part for part in quoted.group(2, 3) if part]
+        if _parses(code):
+            note = (
+                "The quotes inside your single-quoted `python3 -c` program ended it early for the shell, so "
+                f"it ran as this script (next time, send a ```python block):\n{code}"
+            )
+            return _script_run(code + "\n", redirect), note
+    else:
+        try:
+            words = shlex.split(lines[0])
+        except ValueError:
+            return None
+        if len(words) < 3 or not _ONE_LINER.match(words[0]) or words[1] != "-c":
+            return None
+        code, redirect = words[2], words[3:]
+    if _parses(code) or (redirect and (len(redirect) != 2 or redirect[0] not in (">", ">>"))):
         return None
     statements: list[tuple[int, str]] = []
     depth = 0
-    for statement in _split_outside_brackets(words[2], ";"):
+    for statement in _split_outside_brackets(code, ";"):
         while statement:
             if _CONTINUATION.match(statement):
                 return None  # where an `else` belongs is anyone's guess
@@ -99,11 +112,16 @@ def one_line_python(command: str) -> tuple[str, str] | None:
         "`python3 -c` cannot hold `with`, `for` or `if` after `;`, so your one-liner ran as this script "
         f"(next time, send a ```python block):\n{text}"
     )
+    return _script_run(text, redirect), note
+
+
+def _script_run(text: str, redirect: list[str]) -> str:
+    """The command that runs the Python script `text`, its output redirected as `redirect` says."""
     run = python_script_command(text)
     if redirect:
         first, rest = run.split("\n", 1)
         run = f"{first} {redirect[0]} {shlex.quote(redirect[1])}\n{rest}"
-    return run, note
+    return run
 
 
 # `count += 1 print(count)`: the `;` before a print left out.

@@ -231,6 +231,16 @@ def test_sed_that_matches_nothing_is_reported_and_a_real_edit_shows_its_diff(hos
     assert "-    return a - b" in second and "+    return a + b" in second
 
 
+def test_sed_that_replaces_a_text_with_itself_is_told_so(host):
+    # git-branch-commit: the misspelling the task names, written as both pattern and replacement.
+    (Path(host.workdir) / "README.md").write_text("You will recieve it.\n")
+    model = ScriptedModel(["```bash\n# Fix it\nsed -i 's/recieve/recieve/g' README.md\n```", "DONE: fixed"])
+    Agent(model, host, EventBus()).run("fix the misspelling")
+    observation = model.calls[1][-1]["content"]
+    assert "sed replaced `recieve` with the same text, so nothing changed in README.md" in observation
+    assert "matched no line" not in observation
+
+
 def test_editor_commands_show_the_file_instead(host):
     (Path(host.workdir) / "greet.py").write_text("print('hi')\n")
     model = ScriptedModel(["```bash\nvim greet.py\n```", "DONE: looked"])

@@ -779,6 +779,12 @@ class Agent:
                 continue
             if new != old:
                 notes.append(describe_change(path, old, new))
+            elif literal is not None and literal[0] == literal[1]:
+                # `sed -i 's/recieve/recieve/g'`: the misspelling the task names, written twice.
+                notes.append(
+                    f"sed replaced `{literal[0]}` with the same text, so nothing changed in {path}: the "
+                    "replacement (between the second and third `/`) must be the new text."
+                )
             elif literal is not None and literal[0] in old and self._replace_literally(path, old, *literal):
                 notes.append(
                     f"sed's pattern matched nothing as a regular expression, but occurs in {path} as plain text, "

@@ -1059,6 +1059,18 @@ def test_done_lines_that_keep_copying_agentclis_answer_end_the_attempt_as_stuck(
     assert outcome.steps == 5  # the objection copied, then agentcli's answer twice: the third copy in a row ends it
 
 
+def test_a_done_copying_agentcli_is_followed_by_a_begun_command(host):
+    unchanged = "No file in the repository has changed yet, so the task is not done."
+    replies = ["```bash\nls\n```", "DONE: fixed", f"DONE: {unchanged}", "touch README.md && ls\n```", "DONE: x"]
+    model = ScriptedModel(replies, continues_replies=True)
+    agent = Agent(model, host, EventBus())
+    readme = Path(host.workdir) / "README.md"
+    agent.finish_checks = [("unchanged", lambda: None if readme.exists() else unchanged)]
+    outcome = agent.run("fix the typo")
+    assert model.prefixes == ["", "", "", "```bash\n", ""]
+    assert outcome.status == "finished" and readme.exists()
+
+
 def test_an_output_just_seen_is_not_shown_again_in_full(host, tmp_path: Path):
     # implement-from-docstring: `cat durations.py` three times, 30 lines each, until the attempt ended stuck.
     body = "".join(f"def f{i}():\n    return {i}\n" for i in range(30))

@@ -449,6 +449,9 @@ class Agent:
             told = f"{ECHOED_DONE}{echoed.removeprefix(ECHOED_DONE)}"
             message = f"{told} {self._plan_reminder()}"
             self._format_error(message, step, command_ran=parsed.finish_after_command)
+            if getattr(self.model, "continues_replies", False):
+                # Sampled afresh, the 1.5B copies the objection again: a begun command it cannot copy.
+                self._reply_start = "```bash\n"
             return
         if step_report(parsed.summary):
             message = f"`DONE:` ends the whole task, not one step of it, and the task goes on. {self._plan_reminder()}"

@@ -1214,3 +1214,22 @@ def test_a_reply_is_begun_only_for_a_model_that_continues_replies_and_a_source_f
         model = ScriptedModel(replies, continues_replies=continues)
         Agent(model, host, EventBus(), limits=RunLimits(max_steps=3)).run("change it")
         assert model.prefixes == ["", "", begun], command
+
+
+def test_an_objection_that_offers_a_command_begins_the_next_reply_with_a_bash_block(host):
+    # git-untrack-file: offered `echo debug.log >> .gitignore && ...`, the 1.5B said DONE again, twice.
+    offered = "To have git ignore debug.log: `echo debug.log >> .gitignore && git add .gitignore`."
+    gitignore = Path(host.workdir) / ".gitignore"
+    replies = ["```bash\nls\n```", "DONE: untracked", "echo debug.log >> .gitignore && cat .gitignore\n```", "DONE: x"]
+    model = ScriptedModel(replies, continues_replies=True)
+    agent = Agent(model, host, EventBus())
+    agent.finish_checks = [("ignored", lambda: None if gitignore.exists() else offered)]
+    outcome = agent.run("untrack debug.log")
+    assert model.prefixes == ["", "", "```bash\n", ""]
+    assert outcome.status == "finished" and gitignore.read_text() == "debug.log\n"
+    # An objection without a command to send leaves the reply to the model.
+    model = ScriptedModel(["```bash\nls\n```", "DONE: x", "DONE: y"], continues_replies=True)
+    agent = Agent(model, host, EventBus())
+    agent.finish_checks = [("tests", lambda: "the tests fail.")]
+    agent.run("fix it")
+    assert model.prefixes == ["", "", ""]

@@ -120,6 +120,10 @@ _SHELL_COMMAND = re.compile(
     r"(?:python3?|pip3?|bash|sh|cat|ls|grep|sed|awk|echo|cd|touch|mkdir|mv|cp|rm|chmod|git|head|tail|wc|find|sort)"
     r"[ \t]+\S"
 )
+# How a reply begun for a command starts.
+BEGUN_COMMAND = "```bash\n"
+# A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
+_OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|python3?) [^`\n]+`")
 # A plan step that looks rather than changes: its command counts as done even when it fails.
 _OBSERVING_STEP = re.compile(
     r"^\W*(?:run|re-?run|reproduce|execute|test|try|check|verify|confirm|inspect|read|look|view|list|find|"
@@ -449,9 +453,8 @@ class Agent:
             told = f"{ECHOED_DONE}{echoed.removeprefix(ECHOED_DONE)}"
             message = f"{told} {self._plan_reminder()}"
             self._format_error(message, step, command_ran=parsed.finish_after_command)
-            if getattr(self.model, "continues_replies", False):
-                # Sampled afresh, the 1.5B copies the objection again: a begun command it cannot copy.
-                self._reply_start = "```bash\n"
+            # Sampled afresh, the 1.5B copies the objection again: a begun command it cannot copy.
+            self._begin_reply(BEGUN_COMMAND)
             return
         if step_report(parsed.summary):
             message = f"`DONE:` ends the whole task, not one step of it, and the task goes on. {self._plan_reminder()}"
@@ -461,6 +464,10 @@ class Agent:
         if objection is not None:
             # After a command, its observation already stands; the objection follows it.
             self._format_error(objection, step, command_ran=parsed.finish_after_command)
+            if _OFFERED_COMMAND.search(objection):
+                # Offered the command to send, the 1.5B answers DONE again or copies the objection as
+                # prose; in a begun bash block, the command is what it copies.
+                self._begin_reply(BEGUN_COMMAND)
             return
         raise _Stop("finished", "the model declared the task finished", parsed.summary)
 
@@ -698,17 +705,23 @@ class Agent:
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
 
+    def _begin_reply(self, start: str) -> bool:
+        """Begin the next reply with `start`, where the model can go on from it (see agent.begun)."""
+        if not getattr(self.model, "continues_replies", False):
+            return False
+        self._reply_start = start
+        return True
+
     def _begin_change(self, command: str) -> None:
         """Begin the next reply with a change to the file `command` read once more (see agent.begun)."""
-        read = read_file(command) if getattr(self.model, "continues_replies", False) else None
+        read = read_file(command)
         if read is None or (text := self._read(read[0])) is None:
             return
         path, first = read
         if first is None and self._shown_definition is not None and self._shown_definition[0] == path:
             first = self._shown_definition[1]
         start = change_start(path, text, first)
-        if start is not None:
-            self._reply_start = start
+        if start is not None and self._begin_reply(start):
             self.events.emit(Notice(message=f"the model read {path} again: its next reply begins the change"))
 
     def _failure_focus(self, output: str) -> tuple[str, int, str] | None:

@@ -682,6 +682,27 @@ def test_done_with_files_left_uncommitted_where_the_task_asks_for_a_commit_is_qu
     assert "notes.txt" not in objections[0]  # untracked before the task: not the task's
 
 
+def test_done_without_the_commit_the_task_asks_for_is_questioned_with_the_command(failing_repo: Path, write_replies):
+    # git-branch-commit: the branch made and switched to, then DONE, and DONE again, with no commit on it.
+    replies = [
+        "```bash\ngit checkout -q -b fix/add && git branch --show-current\n```",
+        "DONE: made the branch",
+        "DONE: the branch is there",
+        "```bash\nsed -i 's/a - b/a + b/' calc.py && git commit -qam 'Fix add' && git log --oneline -1\n```",
+        "DONE: committed",
+    ]
+    task = 'Create a branch fix/add, fix add in calc.py on it, and commit that with the message "Fix add".'
+    result, events = solve_json(failing_repo, task, write_replies(replies))
+    objections = objections_in(events)
+    assert len(objections) == 2 and "No file in the repository has changed yet" in objections[0]
+    assert objections[1].startswith(
+        "Not done yet: The task asks for a commit, and none has been made yet: make the change the task asks "
+        "for, then commit it with `git commit -am 'Fix add'`."
+    )
+    assert result.returncode == 0 and events[-1]["summary"] == "committed"
+    assert git(failing_repo, "log", "-1", "--format=%s", "fix/add").strip() == "Fix add"
+
+
 def test_an_attempt_that_insists_it_is_done_with_files_left_uncommitted_is_tried_afresh(
     failing_repo: Path, write_replies
 ):

@@ -86,6 +86,7 @@ RETRY_DOUBTS = {
     "code": " (",
     "staged": " (",
     "uncommitted": ":",
+    "committed": ":",
 }
 
 
@@ -226,6 +227,7 @@ class Session:
             ("code", self._changed_code_under_test),
             ("staged", self._staged_not_committed),
             ("uncommitted", self._left_uncommitted),
+            ("committed", self._no_commit),
         ]
         if approve is None:  # where commands need the user's approval, none runs unasked
             agent.finish_checks.append(("tests", self._failing_tests))
@@ -338,6 +340,24 @@ class Session:
             f"The task asks for a commit, and `git status --short` still shows {shown}: commit what belongs to the "
             f"change, or add to .gitignore what git should not track.{ignore}"
         )
+
+    def _no_commit(self) -> str | None:
+        """An objection to "done" when the task asks for a commit and HEAD is at the commit it was at
+        (a branch made and switched to, the change never committed on it)."""
+        if self._checkpoint is None or not _ASKS_FOR_COMMIT.search(self._task):
+            return None
+        if cp.moved_since(self.root, self._checkpoint):
+            return None
+        quoted = _COMMIT_MESSAGE.search(self._task)
+        message = shlex.quote(quoted.group(1)) if quoted else '"<message>"'
+        changed = [path for _, path in cp.changed_paths(self.root, self._checkpoint)][:5]
+        if not changed:
+            return (
+                "The task asks for a commit, and none has been made yet: make the change the task asks for, "
+                f"then commit it with `git commit -am {message}`."
+            )
+        files = " ".join(shlex.quote(path) for path in changed)
+        return f"The task asks for a commit, and none has been made yet: `git add {files} && git commit -m {message}`."
 
     def _failing_tests(self) -> str | None:
         """An objection to "done" while the repository's own tests fail."""
@@ -640,6 +660,8 @@ class TaskMark:
 
 # "... and commit the change", not "don't commit".
 _ASKS_FOR_COMMIT = re.compile(r"(?<!not )(?<!n't )(?<!without )\bcommit\b(?!ted)", re.IGNORECASE)
+# The commit message a task gives: `with the message "Fix typo in README"`.
+_COMMIT_MESSAGE = re.compile(r"\bmessage\s+[\"“'`]([^\"”'`\n]+)[\"”'`]", re.IGNORECASE)
 # Commands of an attempt taken back that the next one is told of, at most, and characters of each.
 SHOWN_COMMANDS = 4
 SHOWN_COMMAND_CHARS = 100

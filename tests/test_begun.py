@@ -27,17 +27,23 @@ def test_reads_of_one_file_and_the_line_they_show_from() -> None:
 
 def test_a_change_begins_with_the_definition_down_to_its_docstring() -> None:
     head = SOURCE.split("\n\n\n")[1].removesuffix("    raise NotImplementedError")
-    assert change_start("conf.py", SOURCE, 4) == "conf.py\n```python\n" + head
-    # Without a docstring, the signature; a definition on one line, or none at that line: the path alone.
-    assert change_start("conf.py", SOURCE, 11) == "conf.py\n```python\nclass Rectangle:\n"
-    assert change_start("conf.py", SOURCE, 16) == "conf.py\n```python\n"
-    assert change_start("conf.py", SOURCE, 2) == "conf.py\n```python\n"
-    assert change_start("conf.py", SOURCE, None) == "conf.py\n```python\n"
-    assert change_start("backup.sh", "cp a b\n", None) == "backup.sh\n```bash\n"
+    assert change_start("conf.py", SOURCE, 4).text == "conf.py\n```python\n" + head
+    assert change_start("conf.py", SOURCE, 8).text == "conf.py\n```python\n" + head  # a line of its body
+    # A method: its class's line, then the method's signature (it has no docstring).
+    method = "class Rectangle:\n    def __init__(self, w, h):\n"
+    assert change_start("conf.py", SOURCE, 13).text == "conf.py\n```python\n" + method
+    assert change_start("conf.py", SOURCE, 11).text == "conf.py\n```python\nclass Rectangle:\n"
+    # A definition on one line, a line outside any, or no line: the path and the block's opening.
+    assert change_start("conf.py", SOURCE, 16).text == "conf.py\n```python\n"
+    assert change_start("conf.py", SOURCE, 2).text == "conf.py\n```python\n"
+    assert change_start("conf.py", SOURCE, None).text == "conf.py\n```python\n"
+    assert change_start("backup.sh", "cp a b\n", None).text == "backup.sh\n```bash\n"
+    # Whether the block that follows is one definition's change, not the whole file.
+    assert [change_start("conf.py", SOURCE, line).definition for line in (4, 13, 11, 16, 2)] == [1, 1, 1, 0, 0]
 
 
 def test_no_change_is_begun_in_data_tests_or_unknown_files() -> None:
     assert change_start("data/users.json", "[]", None) is None
     assert change_start("tests/test_conf.py", SOURCE, 4) is None
     assert change_start("README.md", "# x\n", None) is None
-    assert change_start("broken.py", "def f(:\n", 1) == "broken.py\n```python\n"
+    assert change_start("broken.py", "def f(:\n", 1).text == "broken.py\n```python\n"

@@ -1173,7 +1173,7 @@ def test_an_append_that_leaves_a_python_file_unparsable_is_put_back(host, tmp_pa
     assert db.read_text() == "def dsn(settings):\n    return 'x'\n" + "X = 1\n"  # an append that parses stands
 
 
-def test_the_definition_read_again_begins_the_next_reply_with_its_change(host, tmp_path: Path):
+def test_the_definition_shown_first_begins_the_first_reply_with_its_change(host, tmp_path: Path):
     # implement-from-docstring: shown parse_duration, the model answered every plan step with `cat`.
     from agentcli.agent.loop import lines_look
 
@@ -1187,16 +1187,16 @@ def test_the_definition_read_again_begins_the_next_reply_with_its_change(host, t
     durations.write_text(source)
     look = lines_look("durations.py", 5, 16)
     body = "    hours, minutes = text.split('h')\n    return int(hours) * 3600\n```"
-    model = ScriptedModel([f"```bash\n{look}\n```", body, "DONE: x"], continues_replies=True)
+    model = ScriptedModel([body, "DONE: x"], continues_replies=True)
     seen: list[Event] = []
-    Agent(model, host, EventBus([seen.append]), limits=RunLimits(max_steps=2)).run(
+    Agent(model, host, EventBus([seen.append]), limits=RunLimits(max_steps=1)).run(
         "Implement parse_duration", first_looks=[look]
     )
     definition = source.split("\n\n\n")[1].removesuffix("    raise NotImplementedError\n")
     head = "durations.py\n```python\n" + definition
-    assert model.prefixes == ["", head]
+    assert model.prefixes == [head]
     replied = [e.text for e in seen if isinstance(e, ModelReplied)]
-    assert replied[1] == head + body  # the reply as the model's own, prefix included
+    assert replied[0] == head + body  # the reply as the model's own, prefix included
     assert durations.read_text() == source.replace(
         "    raise NotImplementedError\n", "    hours, minutes = text.split('h')\n    return int(hours) * 3600\n"
     )
@@ -1233,3 +1233,14 @@ def test_an_objection_that_offers_a_command_begins_the_next_reply_with_a_bash_bl
     agent.finish_checks = [("tests", lambda: "the tests fail.")]
     agent.run("fix it")
     assert model.prefixes == ["", "", ""]
+
+
+def test_a_failing_command_sent_again_begins_the_fix_of_the_function_it_failed_in(host, tmp_path: Path):
+    app = tmp_path / "app.py"
+    app.write_text("def half(x):\n    return x / 0\n\n\nprint(half(4))\n")
+    again = ["Run it.\n```bash\npython3 app.py\n```", "Run it again.\n```bash\npython3 app.py\n```"]
+    replies = [*again, "    return x / 2\n```", "DONE: x"]
+    model = ScriptedModel(replies, continues_replies=True)
+    Agent(model, host, EventBus(), limits=RunLimits(max_steps=3)).run("make app.py print half of 4")
+    assert model.prefixes == ["", "", "app.py\n```python\ndef half(x):\n"]
+    assert app.read_text() == "def half(x):\n    return x / 2\n\n\nprint(half(4))\n"

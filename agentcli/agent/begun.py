@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from agentcli.agent.pysource import parse
@@ -37,34 +38,60 @@ def read_file(command: str) -> tuple[str, int | None] | None:
     return path.removeprefix("./"), int(first) if first else None
 
 
-def change_start(path: str, text: str, first_line: int | None) -> str | None:
-    """The start of a reply that changes `path` (text `text`), of which the model was shown the lines
-    from `first_line` on; None where `path` is no source file to change (data, a test)."""
+@dataclass(frozen=True)
+class BegunChange:
+    """The start of a reply that changes a file; `definition`: it holds the start of one definition
+    (the block that follows is that definition's change, not the whole file)."""
+
+    text: str
+    definition: bool
+
+
+def change_start(path: str, text: str, line: int | None) -> BegunChange | None:
+    """The start of a reply that changes `path` (text `text`) where it is about line `line` (the first
+    the model was shown, the one a failure names); None where `path` is no source file to change (data,
+    a test)."""
     language = LANGUAGES.get(PurePosixPath(path).suffix)
     if language is None or is_test_file(path):
         return None
-    start = f"{path}\n```{language}\n"
-    if language == "python" and first_line is not None:
-        start += _definition_head(text, first_line)
-    return start
+    head = _definition_head(text, line) if language == "python" and line is not None else ""
+    return BegunChange(f"{path}\n```{language}\n{head}", bool(head))
 
 
-def _definition_head(text: str, first_line: int) -> str:
-    """The lines of the top-level function or class shown from `first_line`, from its first line down
-    to its docstring (or its signature, without one); "" where no definition starts there."""
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _definition_head(text: str, line: int) -> str:
+    """The first lines of the function that holds `line`, down to its docstring (or its signature,
+    without one); for a method, its class's own line before them; for a class, the class's lines
+    down to its docstring. "" where `line` is in no definition, or one written on one line."""
     tree = parse(text)
     if tree is None:
         return ""
+    lines = text.splitlines()
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if not isinstance(node, Definition) or not _top(node) <= line <= (node.end_lineno or node.lineno):
             continue
-        top = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        if top != first_line:
-            continue
-        body = node.body[0]
-        docstring = isinstance(body, ast.Expr) and isinstance(getattr(body.value, "value", None), str)
-        last = (body.end_lineno or body.lineno) if docstring else body.lineno - 1
-        if last < top:  # `def f(): return 1`, the body on the signature's line
-            return ""
-        return "".join(line + "\n" for line in text.splitlines()[top - 1 : last])
+        if isinstance(node, ast.ClassDef):
+            for method in node.body:
+                if isinstance(method, Definition) and _top(method) <= line <= (method.end_lineno or method.lineno):
+                    signature = _lines(lines, _top(node), node.body[0].lineno - 1)
+                    return signature + _head(lines, method) if signature else ""
+        return _head(lines, node)
     return ""
+
+
+def _top(node: Definition) -> int:
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+def _head(lines: list[str], node: Definition) -> str:
+    """`node`'s lines from its first (decorators included) down to its docstring or its signature."""
+    body = node.body[0]
+    docstring = isinstance(body, ast.Expr) and isinstance(getattr(body.value, "value", None), str)
+    return _lines(lines, _top(node), (body.end_lineno or body.lineno) if docstring else body.lineno - 1)
+
+
+def _lines(lines: list[str], first: int, last: int) -> str:
+    """Lines `first` to `last` (1-based, inclusive) as text; "" where there are none (`def f(): ...`)."""
+    return "".join(line + "\n" for line in lines[first - 1 : last]) if last >= first else ""

@@ -48,12 +48,15 @@ def python_script_command(script: str) -> str:
 FRAGMENT_MIN_LINES = 8
 
 
-def new_content(path: str, original: str | None, block: str) -> tuple[str, str]:
-    """What the file should hold after the edit, and how the edit was understood (for the model)."""
+def new_content(path: str, original: str | None, block: str, *, partial: bool = False) -> tuple[str, str]:
+    """What the file should hold after the edit, and how the edit was understood (for the model).
+
+    `partial`: the block holds only the definitions it changes, even if those are all the file has
+    (a reply agentcli began with one definition of the file)."""
     if original is None:
         return block, f"created {path}"
     if path.endswith(".py"):
-        merged = merge_python(original, block)
+        merged = merge_python(original, block, partial=partial)
         if merged is not None:
             return merged, f"updated the definitions in {path} that your block holds; the rest of the file is kept"
     return block, f"rewrote {path} with your block"
@@ -202,7 +205,7 @@ def _covers(old_tree: ast.Module, new_nodes: list[ast.stmt]) -> bool:
     return True
 
 
-def merge_python(original: str, snippet: str) -> str | None:
+def merge_python(original: str, snippet: str, *, partial: bool = False) -> str | None:
     """Splice the definitions of a partial Python block into the file; None when the block is a whole file.
 
     A block is partial when it holds only definitions and imports (and the file's `if __name__ ==
@@ -223,7 +226,7 @@ def merge_python(original: str, snippet: str) -> str | None:
     allowed = (*_DEFINITIONS, ast.Import, ast.ImportFrom)
     if not new_nodes or not all(isinstance(n, allowed) or (old_guard and _is_main_guard(n)) for n in new_nodes):
         return None
-    if not any(isinstance(n, _DEFINITIONS) for n in new_nodes) or _covers(old_tree, new_nodes):
+    if not any(isinstance(n, _DEFINITIONS) for n in new_nodes) or (not partial and _covers(old_tree, new_nodes)):
         return None
     lines = original.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):

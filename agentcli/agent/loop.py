@@ -229,6 +229,9 @@ class Agent:
         self._shown_definition: tuple[str, int] | None = None
         # How the next reply begins, written for the model (see agent.begun); "" for none.
         self._reply_start = ""
+        # The file whose one definition the reply was begun with: the block is that definition's change.
+        self._begun_definition_in: str | None = None
+        self._reply_definition: str | None = None  # the same, for the reply begun next
         # The files the task asks to be written (see session.outputs.named_outputs).
         self.asked_files: list[str] = []
         self.guards = CommandGuards(sandbox, self._read)
@@ -238,9 +241,14 @@ class Agent:
         the results of `first_looks`: commands run before the first reply to show the current state."""
         self._task = task
         self.recent_outputs = RecentOutputs()
+        self._shown_definition = None
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]
         self.context.start(system, render("task", task=task.strip(), context="\n\n".join(p for p in parts if p)))
+        if self._shown_definition is not None:
+            # Shown the definition to change, a small model plans to read it and reads it, again and
+            # again: the first reply is the change, begun.
+            self._begin_change(*self._shown_definition)
         return self._drive()
 
     def _first_look(self, command: str) -> str:
@@ -314,7 +322,8 @@ class Agent:
         except ModelGaveUp as e:
             raise _Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
         finally:
-            self._reply_start = ""
+            self._begun_definition_in = self._reply_definition
+            self._reply_start, self._reply_definition = "", None
         self.outcome.steps = step
         usage = reply.usage
         self._account(reply)
@@ -579,7 +588,7 @@ class Agent:
         if parsed.file_write is not None:
             path, block = parsed.file_write
             before = self._read(path)
-            content, how = new_content(path, before, block)
+            content, how = new_content(path, before, block, partial=path == self._begun_definition_in)
             if before is not None and replaces_with_fragment(before, content):
                 # "Look at line 15:" and a one-line block: a quote, not the file's new content.
                 shown = len(content.splitlines())
@@ -617,6 +626,9 @@ class Agent:
                 f"the same way, so it was not run again: {instead}",
                 step,
             )
+            if self._failure_at is not None:
+                # Told to fix the code at that line, a small model sends the failing command once more.
+                self._begin_change(*self._failure_at)
             return
         self._format_errors = 0
         self._refused = ""
@@ -692,7 +704,8 @@ class Agent:
         if parsed.file_write is None and (repeat := self.recent_outputs.seen(step, command, obs)):
             shown, note = repeat
             notes = [*notes, note]
-            self._begin_change(command)
+            if (read := read_file(command)) is not None:
+                self._begin_change(*read)
         self.context.add("user", format_observation(shown, notes, self._next_step_hint()))
         if parsed.finish_after_command and obs.ok:
             self._finish(parsed, step)
@@ -712,17 +725,16 @@ class Agent:
         self._reply_start = start
         return True
 
-    def _begin_change(self, command: str) -> None:
-        """Begin the next reply with a change to the file `command` read once more (see agent.begun)."""
-        read = read_file(command)
-        if read is None or (text := self._read(read[0])) is None:
+    def _begin_change(self, path: str, line: int | None) -> None:
+        """Begin the next reply with a change to `path` about line `line` (see agent.begun)."""
+        if (text := self._read(path)) is None:
             return
-        path, first = read
-        if first is None and self._shown_definition is not None and self._shown_definition[0] == path:
-            first = self._shown_definition[1]
-        start = change_start(path, text, first)
-        if start is not None and self._begin_reply(start):
-            self.events.emit(Notice(message=f"the model read {path} again: its next reply begins the change"))
+        if line is None and self._shown_definition is not None and self._shown_definition[0] == path:
+            line = self._shown_definition[1]
+        start = change_start(path, text, line)
+        if start is not None and self._begin_reply(start.text):
+            self._reply_definition = path if start.definition else None
+            self.events.emit(Notice(message=f"the reply begins with a change to {path}, for the model to go on"))
 
     def _failure_focus(self, output: str) -> tuple[str, int, str] | None:
         """The repository code a failure points to: (path, line, the lines shown to the model), or None.

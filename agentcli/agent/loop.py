@@ -718,11 +718,12 @@ class Agent:
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
 
-    def _begin_reply(self, start: str) -> bool:
-        """Begin the next reply with `start`, where the model can go on from it (see agent.begun)."""
+    def _begin_reply(self, start: str, definition_in: str | None = None) -> bool:
+        """Begin the next reply with `start`, where the model can go on from it (see agent.begun);
+        `definition_in`: the file whose one definition `start` begins."""
         if not getattr(self.model, "continues_replies", False):
             return False
-        self._reply_start = start
+        self._reply_start, self._reply_definition = start, definition_in
         return True
 
     def _begin_change(self, path: str, line: int | None) -> None:
@@ -732,8 +733,7 @@ class Agent:
         if line is None and self._shown_definition is not None and self._shown_definition[0] == path:
             line = self._shown_definition[1]
         start = change_start(path, text, line)
-        if start is not None and self._begin_reply(start.text):
-            self._reply_definition = path if start.definition else None
+        if start is not None and self._begin_reply(start.text, path if start.definition else None):
             self.events.emit(Notice(message=f"the reply begins with a change to {path}, for the model to go on"))
 
     def _failure_focus(self, output: str) -> tuple[str, int, str] | None:

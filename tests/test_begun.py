@@ -38,6 +38,9 @@ def test_a_change_begins_with_the_definition_down_to_its_docstring() -> None:
     assert change_start("conf.py", SOURCE, 2).text == "conf.py\n```python\n"
     assert change_start("conf.py", SOURCE, None).text == "conf.py\n```python\n"
     assert change_start("backup.sh", "cp a b\n", None).text == "backup.sh\n```bash\n"
+    # The blank line after a class's docstring is the file's own spacing, kept.
+    shape = 'class Shape:\n    """A shape."""\n\n    def area(self):\n        return 0\n'
+    assert change_start("shape.py", shape, 1).text == 'shape.py\n```python\nclass Shape:\n    """A shape."""\n\n'
     # Whether the block that follows is one definition's change, not the whole file.
     assert [change_start("conf.py", SOURCE, line).definition for line in (4, 13, 11, 16, 2)] == [1, 1, 1, 0, 0]
 

@@ -86,10 +86,15 @@ def _top(node: Definition) -> int:
 
 
 def _head(lines: list[str], node: Definition) -> str:
-    """`node`'s lines from its first (decorators included) down to its docstring or its signature."""
+    """`node`'s lines from its first (decorators included) down to its docstring or its signature,
+    and the blank lines after its docstring (the file's own spacing, which the model keeps)."""
     body = node.body[0]
     docstring = isinstance(body, ast.Expr) and isinstance(getattr(body.value, "value", None), str)
-    return _lines(lines, _top(node), (body.end_lineno or body.lineno) if docstring else body.lineno - 1)
+    last = (body.end_lineno or body.lineno) if docstring else body.lineno - 1
+    end = node.end_lineno or node.lineno
+    while docstring and last < end and not lines[last].strip():
+        last += 1
+    return _lines(lines, _top(node), last)
 
 
 def _lines(lines: list[str], first: int, last: int) -> str:

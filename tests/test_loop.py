@@ -1244,3 +1244,25 @@ def test_a_failing_command_sent_again_begins_the_fix_of_the_function_it_failed_i
     Agent(model, host, EventBus(), limits=RunLimits(max_steps=3)).run("make app.py print half of 4")
     assert model.prefixes == ["", "", "app.py\n```python\ndef half(x):\n"]
     assert app.read_text() == "def half(x):\n    return x / 2\n\n\nprint(half(4))\n"
+
+
+def test_an_objection_the_code_answers_begins_the_change_of_the_definition_shown_first(host, tmp_path: Path):
+    # validate-input: told that Rectangle('3', '3') raises TypeError, with the check to add, the 1.5B said DONE.
+    from agentcli.agent.loop import lines_look
+
+    geometry = tmp_path / "geometry.py"
+    geometry.write_text(
+        'class Rectangle:\n    """A rectangle."""\n\n    def __init__(self, width):\n        self.width = width\n'
+    )
+    look = lines_look("geometry.py", 1, 5)
+    first = "    def __init__(self, width):\n        if width <= 0:\n            raise ValueError(width)\n"
+    first += "        self.width = width\n```"
+    check = "```bash\npython3 -c 'import geometry'\n```"
+    fix = "    def __init__(self, width):\n        self.width = float(width)\n```"
+    model = ScriptedModel([first, check, "DONE: checked", fix], continues_replies=True)
+    agent = Agent(model, host, EventBus(), limits=RunLimits(max_steps=4))
+    agent.finish_checks = [("raises", lambda: "`Rectangle(width='3')` raises TypeError")]
+    agent.run("Make Rectangle raise ValueError", first_looks=[look])
+    head = 'geometry.py\n```python\nclass Rectangle:\n    """A rectangle."""\n\n'
+    assert model.prefixes == [head, "", "", head]
+    assert "float(width)" in geometry.read_text()

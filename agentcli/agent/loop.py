@@ -122,6 +122,9 @@ _SHELL_COMMAND = re.compile(
 )
 # How a reply begun for a command starts.
 BEGUN_COMMAND = "```bash\n"
+# Finish checks whose objections the code answers (the tests, the examples, the bad input the task
+# gives): after one, where the task's definition was shown first, the next reply begins its change.
+CODE_OBJECTIONS = frozenset({"tests", "examples", "raises"})
 # A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
 _OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|python3?) [^`\n]+`")
 # A plan step that looks rather than changes: its command counts as done even when it fails.
@@ -232,6 +235,7 @@ class Agent:
         # The file whose one definition the reply was begun with: the block is that definition's change.
         self._begun_definition_in: str | None = None
         self._reply_definition: str | None = None  # the same, for the reply begun next
+        self._objected = ""  # the name of the finish check that objected last
         # The files the task asks to be written (see session.outputs.named_outputs).
         self.asked_files: list[str] = []
         self.guards = CommandGuards(sandbox, self._read)
@@ -473,7 +477,11 @@ class Agent:
         if objection is not None:
             # After a command, its observation already stands; the objection follows it.
             self._format_error(objection, step, command_ran=parsed.finish_after_command)
-            if _OFFERED_COMMAND.search(objection):
+            if self._objected in CODE_OBJECTIONS and self._shown_definition is not None:
+                # Told what its code still gets wrong, the 1.5B answers DONE again: the definition it
+                # was shown first is where the change goes.
+                self._begin_change(*self._shown_definition)
+            elif _OFFERED_COMMAND.search(objection):
                 # Offered the command to send, the 1.5B answers DONE again or copies the objection as
                 # prose; in a begun bash block, the command is what it copies.
                 self._begin_reply(BEGUN_COMMAND)
@@ -510,6 +518,7 @@ class Agent:
             key = (name, _objection_key(name, problem, len(self.commands_ran)))
             if key not in self._questioned:
                 self._questioned.add(key)
+                self._objected = name
                 # No "reply DONE again if you are sure": small models take it as the instruction.
                 return f"Not done yet: {problem} {self._plan_reminder()}"
             doubts[name] = problem

@@ -238,6 +238,9 @@ class Agent:
         self._objected = ""  # the name of the finish check that objected last
         # The files the task asks to be written (see session.outputs.named_outputs).
         self.asked_files: list[str] = []
+        # How the first reply begins, where the model can go on from it (a data task's script, its
+        # inputs read: see session.data_script); "" for the model's own start.
+        self.first_reply_start = ""
         self.guards = CommandGuards(sandbox, self._read)
 
     def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
@@ -253,6 +256,8 @@ class Agent:
             # Shown the definition to change, a small model plans to read it and reads it, again and
             # again: the first reply is the change, begun.
             self._begin_change(*self._shown_definition)
+        elif self.first_reply_start:
+            self._begin_reply(self.first_reply_start)
         return self._drive()
 
     def _first_look(self, command: str) -> str:

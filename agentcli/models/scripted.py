@@ -40,9 +40,13 @@ class ScriptedModel:
             raise UsageError(f"cannot read scripted replies file {path}: {e}") from None
         except json.JSONDecodeError as e:
             raise UsageError(f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
-        if not isinstance(data, list) or not all(isinstance(r, str) for r in data):
-            raise UsageError(f"{path}: must be a JSON list of reply strings")
-        return cls(data, name=f"scripted:{path}")
+        # {"replies": [...], "continues_replies": true}: replies that go on from a start agentcli
+        # begins them with, as a model run by llama.cpp does.
+        continues = isinstance(data, dict) and data.get("continues_replies") is True
+        replies = data.get("replies") if isinstance(data, dict) else data
+        if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
+            raise UsageError(f'{path}: must be a JSON list of reply strings, or {{"replies": [...]}}')
+        return cls(replies, name=f"scripted:{path}", continues_replies=continues)
 
     @property
     def context_window(self) -> int:

@@ -139,11 +139,17 @@ def task_hint(task: str, looks: list[str]) -> str:
     object, and the fix is in the code or in git. (The tests, run where the task quotes nothing, say
     nothing of the kind.)
     """
-    named = _DATA_FILE.search(task)
+    named = data_task_files(task, looks)
+    return DATA_HINT.format(name=named[0]) if named else ""
+
+
+def data_task_files(task: str, looks: list[str]) -> list[str]:
+    """The data files a task whose work is the data names, in order; [] for any other task (see
+    `task_hint`)."""
     programs = [look for look in looks if look != TESTS and not look.startswith(_SEARCH_PREFIX)]
-    if not named or programs or _GIT_CHORE.search(task):
-        return ""
-    return DATA_HINT.format(name=named.group(0))
+    if programs or _GIT_CHORE.search(task):
+        return []
+    return list(dict.fromkeys(match.removeprefix("./") for match in _DATA_FILE.findall(task)))
 
 
 # "`python3 greet.py Ada --shout` prints `HELLO, ADA!`": a command and the output the task expects of it.

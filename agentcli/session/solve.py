@@ -47,6 +47,7 @@ from agentcli.session.checks import (
     has_examples,
     test_command,
 )
+from agentcli.session.data_script import script_start
 from agentcli.session.definitions import named_as_code, named_definitions
 from agentcli.session.first_looks import (
     TESTS,
@@ -470,8 +471,10 @@ class Session:
         self._task = task
         texts = self._repository_texts()
         looks = self.first_looks(task, texts)
-        outputs = named_outputs(task, list_files(self.root))
+        files = list_files(self.root)
+        outputs = named_outputs(task, files)
         self._asked = outputs
+        data_start = script_start(task, files, outputs, looks) or ""
         names = introduced_names(task, "\n".join(texts.values()))
         raises = find_raise_examples(task, _python_sources(texts))
         context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
@@ -490,6 +493,7 @@ class Session:
             if attempt > 1:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
             agent.asked_files = outputs
+            agent.first_reply_start = data_start
             agent.finish_checks.insert(0, ("outputs", lambda: self._output_problem(outputs, task)))
             if names:
                 agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))

@@ -122,9 +122,10 @@ _SHELL_COMMAND = re.compile(
 )
 # How a reply begun for a command starts.
 BEGUN_COMMAND = "```bash\n"
-# Finish checks whose objections the code answers (the tests, the examples, the bad input the task
-# gives): after one, where the task's definition was shown first, the next reply begins its change.
-CODE_OBJECTIONS = frozenset({"tests", "examples", "raises"})
+# Finish checks whose objections the code answers (nothing changed yet, the tests, the examples, the
+# bad input the task gives): after one, where the task's definition was shown first, the next reply
+# begins its change.
+CODE_OBJECTIONS = frozenset({"unchanged", "tests", "examples", "raises"})
 # A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
 _OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|python3?) [^`\n]+`")
 # A plan step that looks rather than changes: its command counts as done even when it fails.

@@ -37,7 +37,9 @@ def test_a_change_begins_with_the_definition_down_to_its_docstring() -> None:
     assert change_start("conf.py", SOURCE, 16).text == "conf.py\n```python\n"
     assert change_start("conf.py", SOURCE, 2).text == "conf.py\n```python\n"
     assert change_start("conf.py", SOURCE, None).text == "conf.py\n```python\n"
-    assert change_start("backup.sh", "cp a b\n", None).text == "backup.sh\n```bash\n"
+    # A shell script's block starts as a script (else it is a command to run): its own `#!` line.
+    assert change_start("backup.sh", "cp a b\n", None).text == "backup.sh\n```bash\n#!/bin/bash\n"
+    assert change_start("run.sh", "#!/bin/sh\nls\n", None).text == "run.sh\n```bash\n#!/bin/sh\n"
     # The blank line after a class's docstring is the file's own spacing, kept.
     shape = 'class Shape:\n    """A shape."""\n\n    def area(self):\n        return 0\n'
     assert change_start("shape.py", shape, 1).text == 'shape.py\n```python\nclass Shape:\n    """A shape."""\n\n'

@@ -11,6 +11,7 @@ from agentcli.agent.checking import (
     overwrites,
     redirected_files,
     removed_files,
+    runs_script,
 )
 
 
@@ -86,3 +87,21 @@ def test_removed_files(command: str, expected: list[str]):
 )
 def test_command_lines(command: str, expected: int):
     assert command_lines(command) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "runs"),
+    [
+        ("bash tools/count.sh .", True),
+        ("bash -x ./tools/count.sh src | tail -1", True),
+        ("chmod +x tools/count.sh && ./tools/count.sh src", True),
+        ("LC_ALL=C tools/count.sh src", True),
+        ("python3 tools/count.sh", True),
+        ("cat tools/count.sh", False),
+        ("chmod +x tools/count.sh", False),
+        ("cat > tools/count.sh <<'EOF'\necho 1\nEOF", False),
+        ("bash other.sh tools/count.sh", False),
+    ],
+)
+def test_whether_a_command_runs_a_script(command: str, runs: bool) -> None:
+    assert runs_script(command, "tools/count.sh") is runs

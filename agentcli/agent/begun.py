@@ -55,6 +55,10 @@ def change_start(path: str, text: str, line: int | None) -> BegunChange | None:
     if language is None or is_test_file(path):
         return None
     head = _definition_head(text, line) if language == "python" and line is not None else ""
+    if language == "bash":
+        # A shell block is a command to run unless it starts as a script does.
+        first = text.partition("\n")[0]
+        return BegunChange(f"{path}\n```bash\n{first if first.startswith('#!') else '#!/bin/bash'}\n", False)
     return BegunChange(f"{path}\n```{language}\n{head}", bool(head))
 
 

@@ -147,3 +147,19 @@ def removed_files(command: str) -> list[str]:
             continue
         removed += [w for w in args if not w.startswith("-")]
     return removed
+
+
+_INTERPRETERS = frozenset({"bash", "sh", "zsh", "python", "python3", "node"})
+
+
+def runs_script(command: str, path: str) -> bool:
+    """Whether `command` runs the script `path`: `bash path ...`, `python3 path`, `./path`, `path`
+    (in a pipeline or a chain too); reading, changing or `chmod`ing it is not running it."""
+    for part in simple_commands(command):
+        for stage in part.split("|"):
+            words = [w for w in _words(stage) if not re.match(r"^[A-Za-z_]\w*=", w)]
+            if words and words[0] in _INTERPRETERS:
+                words = [w for w in words[1:] if not w.startswith("-")]
+            if words and words[0].removeprefix("./") == path.removeprefix("./"):
+                return True
+    return False

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcli.agent.begun import change_start, read_file
-from agentcli.agent.checking import check_command, command_lines, only_changes
+from agentcli.agent.checking import check_command, command_lines, only_changes, runs_script
 from agentcli.agent.edits import (
     defined_names,
     definition_search,
@@ -127,7 +127,9 @@ BEGUN_COMMAND = "```bash\n"
 # begins its change.
 CODE_OBJECTIONS = frozenset({"unchanged", "tests", "examples", "raises"})
 # A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
-_OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|python3?) [^`\n]+`")
+_OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|bash|python3?) [^`\n]+`")
+# The scripts whose running the task's result is, by suffix.
+_SCRIPT_FILES = (".sh", ".bash", ".py")
 # A plan step that looks rather than changes: its command counts as done even when it fails.
 _OBSERVING_STEP = re.compile(
     r"^\W*(?:run|re-?run|reproduce|execute|test|try|check|verify|confirm|inspect|read|look|view|list|find|"
@@ -239,6 +241,9 @@ class Agent:
         self._objected = ""  # the name of the finish check that objected last
         # The files the task asks to be written (see session.outputs.named_outputs).
         self.asked_files: list[str] = []
+        # The scripts the task asks for: their text after the last command, and whether they ran since
+        # they last changed.
+        self._asked_scripts: dict[str, tuple[str | None, bool]] = {}
         # How the first reply begins, where the model can go on from it (a data task's script, its
         # inputs read: see session.data_script); "" for the model's own start.
         self.first_reply_start = ""
@@ -250,6 +255,8 @@ class Agent:
         self._task = task
         self.recent_outputs = RecentOutputs()
         self._shown_definition = None
+        scripts = [name for name in self.asked_files if name.endswith(_SCRIPT_FILES)]
+        self._asked_scripts = {name: (self._read(name), True) for name in scripts}
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]
         self.context.start(system, render("task", task=task.strip(), context="\n\n".join(p for p in parts if p)))
@@ -513,6 +520,7 @@ class Agent:
                 ),
             ),
             ("unchecked", self._unchecked_change),
+            ("unrun", self._unrun_script),
             ("plan", self._plan_unfinished),
             *self.finish_checks,
         ]
@@ -548,6 +556,29 @@ class Agent:
             f"{problem}. Here is `{look}`:\n{describe_result(obs)}\n"
             "Check that it does what the task asks (run the program or the tests), or fix it."
         )
+
+    def _unrun_script(self) -> str | None:
+        """The objection while a script the task asks for has not run since it last changed: a small
+        model writes `find "$1" -name '*.py' | wc -l` for "the total number of lines" and says it is
+        done without ever running it."""
+        for path, (_, ran) in self._asked_scripts.items():
+            if not ran:
+                run = f"bash {path}" if path.endswith((".sh", ".bash")) else f"python3 {path}"
+                return (
+                    f"{path}, the script the task asks for, has not run since it was last changed: run it "
+                    f"(`{run}`, with the arguments the task gives it) and check that it prints what the task asks."
+                )
+        return None
+
+    def _track_asked_scripts(self, command: str) -> None:
+        """After a command: which scripts the task asks for changed, and which ran, since."""
+        for path, (text, ran) in self._asked_scripts.items():
+            now = self._read(path)
+            if now is not None and now != text:
+                ran = runs_script(command, path)  # written and run in one command counts as run
+            elif now is not None and runs_script(command, path):
+                ran = True
+            self._asked_scripts[path] = (now, ran)
 
     def _plan_unfinished(self) -> str | None:
         """Small models stop after the first step of a plan: a step without its successful command is a sign."""
@@ -674,6 +705,7 @@ class Agent:
             self.context.add("user", "[interrupted by the user before the command finished]")
             raise
         self.commands_ran.append(command)
+        self._track_asked_scripts(command)
         settled = already_done(command, obs)
         if server and obs.timed_out:
             settled = (

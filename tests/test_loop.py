@@ -1282,3 +1282,19 @@ def test_a_script_the_task_asks_for_must_run_after_its_last_change(host, tmp_pat
     assert "(`bash tools/count.sh`, with the arguments the task gives it)" in objection
     assert model.prefixes[3] == "```bash\n"
     assert outcome.status == "finished" and outcome.summary == "ran"
+
+
+def test_the_function_a_failing_test_calls_begins_the_first_reply(host, tmp_path: Path):
+    # fix-off-by-one: shown the failing tests and paginate, the 1.5B planned to "identify the issue".
+    stats = tmp_path / "stats.py"
+    stats.write_text('def double(x):\n    """Twice x."""\n    return x + 1\n')
+    (tmp_path / "test_stats.py").write_text(
+        "from stats import double\n\n\ndef test_double():\n    assert double(3) == 6\n"
+    )
+    model = ScriptedModel(["    return 2 * x\n```", "DONE: fixed"], continues_replies=True)
+    Agent(model, host, EventBus(), limits=RunLimits(max_steps=1)).run(
+        "fix the failing test", first_looks=["python3 -m pytest -q -p no:cacheprovider"]
+    )
+    assert "calls double, defined in stats.py" in model.calls[0][-1]["content"]
+    assert model.prefixes == ['stats.py\n```python\ndef double(x):\n    """Twice x."""\n']
+    assert stats.read_text() == 'def double(x):\n    """Twice x."""\n    return 2 * x\n'

@@ -286,6 +286,10 @@ class Agent:
         # Shown the failure and the code, a small model still plans to "identify the issue" first and
         # greps for it; the fix itself is the reply it can give now.
         fix = FIX_FIRST.format(path=focus[0]) if focus and not is_test_file(focus[0]) else None
+        if fix is not None and focus is not None and self._in_definition(focus[0], focus[1]):
+            # The function the failure comes from (or that the failing test calls) is shown: the
+            # first reply begins its change, as for a definition the task names.
+            self._shown_definition = (focus[0], focus[1])
         if obs.ok and (lines := _LINES_LOOK.match(command)):
             # Shown the code to change and nothing more, a small model reads it again instead.
             fix = CHANGE_FIRST.format(path=lines.group(1))
@@ -772,6 +776,11 @@ class Agent:
             return False
         self._reply_start, self._reply_definition = start, definition_in
         return True
+
+    def _in_definition(self, path: str, line: int) -> bool:
+        """Whether line `line` of `path` is inside a definition whose change a reply can begin."""
+        start = change_start(path, self._read(path) or "", line)
+        return start is not None and start.definition
 
     def _begin_change(self, path: str, line: int | None) -> None:
         """Begin the next reply with a change to `path` about line `line` (see agent.begun)."""

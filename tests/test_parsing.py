@@ -395,3 +395,21 @@ def test_code_echoed_into_a_file_among_echoes_of_the_plan_is_that_file_s_edit_no
     assert path == "geometry.py"
     assert code.startswith('class Rectangle:\n    """An axis-aligned rectangle."""\n    def __init__(')
     assert "PLAN" not in code and code.endswith("        self.width = width\n")
+
+
+def test_python_blocks_written_a_step_each_are_one_script():
+    # deep-merge-json: the inputs read in one block, the merge in the next, the write in a third.
+    reply = (
+        '```python\nimport json\n\nwith open("a.json") as f:\n    a = json.load(f)\n```\n\n'
+        "PLAN: Merge them.\n\n```python\nmerged = {**a}\n```\n\n"
+        'PLAN: Write it.\n\n```python\nwith open("m.json", "w") as f:\n    json.dump(merged, f)\n```\n\n'
+        "DONE: merged"
+    )
+    parsed = parse_reply(reply)
+    assert parsed.code == (
+        "python",
+        'import json\n\nwith open("a.json") as f:\n    a = json.load(f)\n\nmerged = {**a}\n\n'
+        'with open("m.json", "w") as f:\n    json.dump(merged, f)\n',
+    )
+    assert "Your ```python blocks ran as one script, in order." in parsed.notes
+    assert parsed.finish_after_command

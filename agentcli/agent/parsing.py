@@ -478,6 +478,11 @@ def parse_reply(text: str) -> ParsedReply:
             # Code with no file named (often with a DONE after it): not finished until it is placed.
             lang = other[0].language or "plain"
             reply.code = lang, other[0].body
+            if len(other) > 1 and all(b.language in ("python", "py", "python3") for b in other):
+                # A script written a step a block, prose between: each alone would lose what the one
+                # before it read (a data task's inputs, begun for it); together they are the script.
+                reply.code = lang, "\n".join(b.body.rstrip("\n") + "\n" for b in other)
+                reply.notes.append("Your ```python blocks ran as one script, in order.")
             reply.error = (
                 f"Your reply had a ```{lang} block but no ```bash block and no file name, so nothing ran. To "
                 "change a file, write its path on the line before the block; to run code, put a shell command "

@@ -1278,7 +1278,7 @@ def test_a_script_the_task_asks_for_must_run_after_its_last_change(host, tmp_pat
     agent.asked_files = ["tools/count.sh"]
     outcome = agent.run("Write a shell script tools/count.sh that prints the number of lines of .py files")
     objection = model.calls[3][-1]["content"]
-    assert "tools/count.sh, the script the task asks for, has not run since it was last changed" in objection
+    assert "tools/count.sh (2 lines), the script the task asks for, has not run since it was last changed" in objection
     assert "(`bash tools/count.sh`, with the arguments the task gives it)" in objection
     assert model.prefixes[3] == "```bash\n"
     assert outcome.status == "finished" and outcome.summary == "ran"

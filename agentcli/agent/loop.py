@@ -565,12 +565,15 @@ class Agent:
         """The objection while a script the task asks for has not run since it last changed: a small
         model writes `find "$1" -name '*.py' | wc -l` for "the total number of lines" and says it is
         done without ever running it."""
-        for path, (_, ran) in self._asked_scripts.items():
-            if not ran:
+        for path, (text, ran) in self._asked_scripts.items():
+            if not ran and text and text.strip():  # an empty one is objected to as empty
                 run = f"bash {path}" if path.endswith((".sh", ".bash")) else f"python3 {path}"
+                # Its size in the words: each version of the script is objected to once.
+                lines = text.count("\n") + (not text.endswith("\n"))
                 return (
-                    f"{path}, the script the task asks for, has not run since it was last changed: run it "
-                    f"(`{run}`, with the arguments the task gives it) and check that it prints what the task asks."
+                    f"{path} ({lines} line{'s' * (lines != 1)}), the script the task asks for, has not run since "
+                    f"it was last changed: run it (`{run}`, with the arguments the task gives it) and check that "
+                    "it prints what the task asks."
                 )
         return None
 

@@ -255,7 +255,8 @@ class Agent:
         self._task = task
         self.recent_outputs = RecentOutputs()
         self._shown_definition = None
-        scripts = [name for name in self.asked_files if name.endswith(_SCRIPT_FILES)]
+        # Tests the task asks for are run by their runner, not as scripts.
+        scripts = [name for name in self.asked_files if name.endswith(_SCRIPT_FILES) and not is_test_file(name)]
         self._asked_scripts = {name: (self._read(name), True) for name in scripts}
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]

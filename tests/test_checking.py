@@ -101,6 +101,11 @@ def test_command_lines(command: str, expected: int):
         ("chmod +x tools/count.sh", False),
         ("cat > tools/count.sh <<'EOF'\necho 1\nEOF", False),
         ("bash other.sh tools/count.sh", False),
+        (
+            "python3 - <<'MARK'\nimport subprocess\nsubprocess.run(['bash', 'tools/count.sh'])\nMARK",
+            True,
+        ),
+        ("python3 - <<'MARK'\nprint(open('tools/count.sh').read())\nMARK", True),  # a script naming it
     ],
 )
 def test_whether_a_command_runs_a_script(command: str, runs: bool) -> None:

@@ -502,7 +502,7 @@ def test_done_with_an_empty_new_file_is_questioned(failing_repo: Path, write_rep
     replies = [
         "```bash\nmkdir -p tools && touch tools/count.sh && ls tools\n```",
         "DONE: wrote the script",  # an empty file
-        '```bash\nprintf \'find "$1" -name "*.py" | wc -l\\n\' > tools/count.sh && cat tools/count.sh\n```',
+        '```bash\nprintf \'find "$1" -name "*.py" | wc -l\\n\' > tools/count.sh && bash tools/count.sh .\n```',
         "DONE: wrote it now",
     ]
     result, events = solve_json(failing_repo, "write tools/count.sh", write_replies(replies))

@@ -150,11 +150,18 @@ def removed_files(command: str) -> list[str]:
 
 
 _INTERPRETERS = frozenset({"bash", "sh", "zsh", "python", "python3", "node"})
+# `python3 - <<'MARK'` and the script under it: how a ```python block runs.
+_PYTHON_HEREDOC = re.compile(r"^python3? - <<'?(\w+)'?\n(.*)\n\1\s*$", re.DOTALL)
 
 
 def runs_script(command: str, path: str) -> bool:
     """Whether `command` runs the script `path`: `bash path ...`, `python3 path`, `./path`, `path`
-    (in a pipeline or a chain too); reading, changing or `chmod`ing it is not running it."""
+    (in a pipeline or a chain too), or a Python script run from a here-document that names it
+    (`subprocess.run(["python3", "tools/count.py", "a"])`); reading, changing or `chmod`ing it is
+    not running it."""
+    script = _PYTHON_HEREDOC.match(command)
+    if script is not None and path.removeprefix("./") in script.group(2):
+        return True
     for part in simple_commands(command):
         for stage in part.split("|"):
             words = [w for w in _words(stage) if not re.match(r"^[A-Za-z_]\w*=", w)]

@@ -149,7 +149,16 @@ def removed_files(command: str) -> list[str]:
     return removed
 
 
-_INTERPRETERS = frozenset({"bash", "sh", "zsh", "python", "python3", "node"})
+# The suffixes of the scripts each interpreter runs.
+SCRIPT_SUFFIXES = {
+    "bash": (".sh", ".bash"),
+    "sh": (".sh",),
+    "zsh": (".sh", ".zsh"),
+    "python": (".py",),
+    "python3": (".py",),
+    "node": (".js", ".mjs", ".cjs"),
+}
+_INTERPRETERS = frozenset(SCRIPT_SUFFIXES)
 # `python3 - <<'MARK'` and the script under it: how a ```python block runs.
 _PYTHON_HEREDOC = re.compile(r"^python3? - <<'?(\w+)'?\n(.*)\n\1\s*$", re.DOTALL)
 

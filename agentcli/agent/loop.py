@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcli.agent.begun import change_start, read_file
-from agentcli.agent.checking import check_command, command_lines, only_changes, runs_script
+from agentcli.agent.checking import SCRIPT_SUFFIXES, check_command, command_lines, only_changes, runs_script
 from agentcli.agent.edits import (
     defined_names,
     definition_search,
@@ -28,6 +28,7 @@ from agentcli.agent.expected import compared_call, expectation_note, writes_test
 from agentcli.agent.guards import CommandGuards, already_done
 from agentcli.agent.observation import describe_result, format_observation
 from agentcli.agent.parsing import (
+    PYTHON_LANGUAGES,
     ParsedReply,
     action_complete,
     echoed_file,
@@ -88,7 +89,6 @@ FIRST_LOOK_TIMEOUT = 15.0
 # Seconds a server the model starts in the foreground runs before it is stopped: long enough to
 # print its start-up lines or crash, where waiting for the command timeout costs a third of the run.
 SERVER_SECONDS = 10.0
-PYTHON_LANGUAGES = frozenset({"python", "py", "python3"})
 # Characters of reply without any code fence after which generation stops (see _stream_watcher).
 PROSE_LIMIT = 1500
 # Objections to DONE about the last command: raised again after each new command, not once per task.
@@ -99,16 +99,8 @@ ONCE_OBJECTIONS = frozenset({"unchecked"})
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 # Words in a row a DONE summary shares with agentcli's own message that make it a copy of that message.
 ECHO_WORDS = 6
-# A script's interpreter line, and the suffixes of the scripts each interpreter runs.
+# A script's interpreter line (the suffixes of the scripts each interpreter runs: SCRIPT_SUFFIXES).
 _INTERPRETER_LINE = re.compile(r"#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+)?(bash|sh|zsh|python3?|node)\b")
-_SCRIPT_SUFFIXES = {
-    "bash": (".sh", ".bash"),
-    "sh": (".sh",),
-    "zsh": (".sh", ".zsh"),
-    "python": (".py",),
-    "python3": (".py",),
-    "node": (".js", ".mjs", ".cjs"),
-}
 # Copied DONE lines in a row, with no command between, that end an attempt as stuck.
 MAX_ECHOES_IN_A_ROW = 3
 # The answer to a DONE that copies what agentcli told the model, before what it copied.
@@ -129,7 +121,7 @@ CODE_OBJECTIONS = frozenset({"unchanged", "tests", "examples", "raises"})
 # A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
 _OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|bash|python3?) [^`\n]+`")
 # The scripts whose running the task's result is, by suffix.
-_SCRIPT_FILES = (".sh", ".bash", ".py")
+_SCRIPT_FILES = (*SCRIPT_SUFFIXES["bash"], *SCRIPT_SUFFIXES["python"])
 # A plan step that looks rather than changes: its command counts as done even when it fails.
 _OBSERVING_STEP = re.compile(
     r"^\W*(?:run|re-?run|reproduce|execute|test|try|check|verify|confirm|inspect|read|look|view|list|find|"
@@ -405,7 +397,7 @@ class Agent:
         interpreter = _INTERPRETER_LINE.match(command)
         if interpreter is None or not without_comment_lines(command).strip():
             return None  # a lone `#!/bin/bash` is no script
-        return self._asked_file(_SCRIPT_SUFFIXES.get(interpreter.group(1), ()))
+        return self._asked_file(SCRIPT_SUFFIXES.get(interpreter.group(1), ()))
 
     def _asked_file(self, suffixes: tuple[str, ...], *, new_only: bool = False) -> str | None:
         """The one file with one of `suffixes` the task asks for (`new_only`: while it does not exist)."""
@@ -568,7 +560,7 @@ class Agent:
         done without ever running it."""
         for path, (text, ran) in self._asked_scripts.items():
             if not ran and text and text.strip():  # an empty one is objected to as empty
-                run = f"bash {path}" if path.endswith((".sh", ".bash")) else f"python3 {path}"
+                run = f"bash {path}" if path.endswith(SCRIPT_SUFFIXES["bash"]) else f"python3 {path}"
                 # Its size in the words: each version of the script is objected to once.
                 lines = text.count("\n") + (not text.endswith("\n"))
                 return (
@@ -928,7 +920,7 @@ class Agent:
             return  # beside a command, code no file defines is an illustration, not a script to run
         # "Write a script tools/count.py that ...": its first ```python block is that script (one with an
         # interpreter line always is), not code to run once. A later one may be a check of it: it runs.
-        script = self._asked_file(_SCRIPT_SUFFIXES["python"], new_only=not block.startswith("#!"))
+        script = self._asked_file(SCRIPT_SUFFIXES["python"], new_only=not block.startswith("#!"))
         if script is not None:
             parsed.file_write = script, block
             parsed.error = None

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from agentcli.agent.edits import defined_names, without_comment_lines
 from agentcli.agent.pysource import parse
 
+# The languages a ```python block is labelled with.
+PYTHON_LANGUAGES = frozenset({"python", "py", "python3"})
 SHELL_LANGUAGES = {
     "",
     "bash",
@@ -478,7 +480,7 @@ def parse_reply(text: str) -> ParsedReply:
             # Code with no file named (often with a DONE after it): not finished until it is placed.
             lang = other[0].language or "plain"
             reply.code = lang, other[0].body
-            if len(other) > 1 and all(b.language in ("python", "py", "python3") for b in other):
+            if len(other) > 1 and all(b.language in PYTHON_LANGUAGES for b in other):
                 # A script written a step a block, prose between: each alone would lose what the one
                 # before it read (a data task's inputs, begun for it); together they are the script.
                 reply.code = lang, "\n".join(b.body.rstrip("\n") + "\n" for b in other)
@@ -575,7 +577,7 @@ def parse_reply(text: str) -> ParsedReply:
     reply.command = command
     # "Here is the fixed function:" and a ```python block, then the tests in a ```bash block: the
     # code is an edit to place before the command (see Agent._place_code), if a file defines it.
-    earlier = [b for b in blocks if b.start < first.start and b.language in ("python", "py", "python3")]
+    earlier = [b for b in blocks if b.start < first.start and b.language in PYTHON_LANGUAGES]
     if earlier and earlier[0].body.strip():
         reply.code = "python", earlier[0].body
     if not first.closed:

@@ -117,3 +117,31 @@ def test_an_asked_file_that_is_a_copy_of_the_task_s_input_is_objected_to():
     )
     assert copied_input("config/merged.json", '{"a": 2, "b": 1}\n', task, files.get) is None
     assert copied_input("backup.json", '{"a": 1}\n', "Copy config/defaults.json to backup.json", files.get) is None
+
+
+def test_a_default_value_the_task_gives_is_a_name_it_introduces_unless_a_file_holds_it():
+    task = "Add a `timeout` setting (in seconds, default 30), and keep 8000 as the default port."
+    names = introduced_names(task, "PORT = 8000\nPOOL = 300\n")
+    assert names == {"timeout": "timeout", "30": "default 30"}
+    assert missing_name(names, "timeout = 300") == (
+        "The default 30, which the task gives, is in no file yet: the change the task asks for is not made. "
+        "Change the code where it belongs: write the file's path on a line, then a fenced block with its "
+        "new content (for Python, the complete functions you change)."
+    )
+    assert missing_name(names, '"timeout": 30,') is None
+    assert introduced_names("The port defaults to `8080`.", "port = 80") == {"8080": "default 8080"}
+
+
+def test_csv_rows_the_task_says_are_sorted_must_be_sorted_by_the_column_it_names():
+    task = "Write status_counts.csv with a header row `status,count`, one row per status code, sorted by status code."
+    assert output_problem("status_counts.csv", "status,count\n404,12\n200,56\n", task) == (
+        "the rows of status_counts.csv should be sorted by status (ascending), as the task says, but they are in "
+        "the order 404, 200. Sort them before writing, e.g. `sorted(...)` in a ```python block."
+    )
+    assert output_problem("status_counts.csv", "status,count\n200,56\n404,12\n", task) is None
+    # numbers sort as numbers; "highest first" is descending; ties are sorted
+    most = "Write counts.csv with the columns name and count, sorted by count, highest first."
+    assert output_problem("counts.csv", "name,count\na,10\nb,9\nc,9\n", most) is None
+    assert "sorted by count (descending)" in (output_problem("counts.csv", "name,count\na,1\nb,5\n", most) or "")
+    # words that name no column say nothing checkable
+    assert output_problem("counts.csv", "name,count\nb,1\na,5\n", "Write counts.csv sorted by date.") is None

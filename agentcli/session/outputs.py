@@ -107,7 +107,38 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
     if header is not None and (first := lines[0].strip()) != header:
         problem = f"the first line of {name} should be the header `{header}`, as the task says, but it is `{first}`."
         return f"{problem} {_PYTHON_WRITES.format(module='csv')}"
-    return None
+    return _unsorted_rows(name, list(csv.reader(io.StringIO("\n".join(lines)))), task)
+
+
+# "one row per status code ..., sorted by status code"; "sorted by count, highest first".
+_SORTED_BY = re.compile(r"\b(?:sorted|ordered|sort(?: them| it| the rows)?)\s+by\s+(?:the\s+)?([^.;]+)", re.IGNORECASE)
+_DESCENDING = re.compile(r"\b(?:descending|decreasing|reverse|(?:highest|largest|biggest|most|newest)\s+first)\b", re.I)
+
+
+def _unsorted_rows(name: str, rows: list[list[str]], task: str) -> str | None:
+    """The objection when the task says how the rows are sorted and the CSV's rows (after the header)
+    are not: the column is the first of the header the words after "sorted by" name."""
+    if (match := _SORTED_BY.search(task)) is None:
+        return None
+    said = match.group(1).lower()
+    words = " ".join(re.findall(r"\w+", said)[:3])  # "status code", "count, highest first"
+    header = [cell.strip().lower() for cell in rows[0]]
+    spoken = [re.escape(cell.replace("_", " ")) for cell in header]
+    column = next((i for i, cell in enumerate(spoken) if cell and re.search(rf"\b{cell}\b", words)), None)
+    if column is None:
+        return None
+    values = [row[column].strip() for row in rows[1:]]
+    numeric = all(re.fullmatch(r"-?\d+(?:\.\d+)?", value) for value in values)
+    keys: list[float] | list[str] = [float(value) for value in values] if numeric else values
+    descending = _DESCENDING.search(match.group(1)) is not None
+    if keys == sorted(keys, reverse=descending):  # type: ignore[type-var]
+        return None
+    order = "descending" if descending else "ascending"
+    return (
+        f"the rows of {name} should be sorted by {header[column]} ({order}), as the task says, but they are in the "
+        f"order {', '.join(values[:8])}{', ...' if len(values) > 8 else ''}. Sort them before writing, e.g. "
+        f"`sorted(...)` in a ```python block."
+    )
 
 
 # Files whose text is a program: what the task says it prints is not what they hold.
@@ -144,13 +175,20 @@ _PLACEHOLDER = re.compile(r"<[^<>]*>|\{[^{}]*\}")
 # The names in a quoted form: identifiers of three or more characters, not numbers.
 _NAME = re.compile(r"[A-Za-z_][\w-]*[A-Za-z0-9_]")
 MIN_NAME = 3
+# A default value the task gives: "(in seconds, default 30)", "defaults to `8080`", "keep 8000 as the default".
+_DEFAULT_VALUE = re.compile(
+    r"\bdefaults?(?:\s+(?:to|is|of))?\s*[:=]?\s*`?(-?\d+(?:\.\d+)?)\b`?"
+    r"|`?(-?\d+(?:\.\d+)?)`?\s+(?:as|by)\s+(?:the\s+)?default\b",
+    re.IGNORECASE,
+)
 
 
 def introduced_names(task: str, repository_text: str) -> dict[str, str]:
     """Names the task introduces, each with the form the task gives it, that no file of the repository
     holds yet: a flag (`--shout`, or --verbose in prose), a fragment with `=` in it
     (`?connect_timeout=<timeout>`, placeholders left out), a quoted name the task calls a setting,
-    option, field, function... ("a `timeout` setting"). A quoted command, file or output is none."""
+    option, field, function... ("a `timeout` setting"), a default value ("default 30"). A quoted
+    command, file or output is none."""
     forms = [q for q in QUOTED.findall(task) if not re.search(r"\s", q) and (q.startswith("-") or "=" in q)]
     forms += [a or b for a, b in _KIND_NAME.findall(task)]
     forms += _PROSE_FLAG.findall(QUOTED.sub(" ", task))
@@ -159,16 +197,30 @@ def introduced_names(task: str, repository_text: str) -> dict[str, str]:
         for name in _NAME.findall(_PLACEHOLDER.sub(" ", form)):
             if len(name) >= MIN_NAME and name not in repository_text:
                 names.setdefault(name, form)
+    for match in _DEFAULT_VALUE.finditer(task):
+        value = match.group(1) or match.group(2)
+        if not _holds(repository_text, value):
+            names.setdefault(value, f"default {value}")
     return names
+
+
+def _holds(text: str, name: str) -> bool:
+    """Whether `name` is in `text`; a number only as a whole one (30 is not in 300)."""
+    if re.fullmatch(r"-?[\d.]+", name):
+        return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w.])", text) is not None
+    return name in text
 
 
 def missing_name(names: dict[str, str], repository_text: str) -> str | None:
     """The objection when a name the task introduces is still in no file, or None."""
     for name, form in names.items():
-        if name not in repository_text:
-            what = f"`{form}`" if form == name else f"`{name}` (of `{form}`)"
+        if not _holds(repository_text, name):
+            if form == f"default {name}":
+                what = f"The default {name}, which the task gives,"
+            else:
+                what = (f"`{form}`" if form == name else f"`{name}` (of `{form}`)") + ", which the task introduces,"
             return (
-                f"{what}, which the task introduces, is in no file yet: the change the task asks for is not made. "
+                f"{what} is in no file yet: the change the task asks for is not made. "
                 "Change the code where it belongs: write the file's path on a line, then a fenced block with its "
                 "new content (for Python, the complete functions you change)."
             )

@@ -165,6 +165,20 @@ def test_finish_check_objects_once(host):
     assert len(objections) == 1 and objections[0].startswith("Not done yet: Nothing changed.")
 
 
+def test_a_done_line_the_model_s_script_prints_is_its_done(host):
+    # The 1.5B ends its one script with print("DONE: ..."): the checks judge it as a DONE reply.
+    seen: list[Event] = []
+    script = '```python\nopen("out.csv", "w").write("b\\na\\n")\nprint("DONE: wrote out.csv")\n```'
+    replies = [script, "```bash\nsort -o out.csv out.csv\n```\nDONE: sorted"]
+    checks = [("outputs", lambda: None if (host.repo / "out.csv").read_text() == "a\nb\n" else "out.csv is unsorted.")]
+    outcome = Agent(ScriptedModel(replies), host, EventBus([seen.append]), finish_checks=checks).run("task")
+    assert outcome.status == "finished" and outcome.summary == "sorted" and outcome.steps == 2
+    assert next(e.message for e in seen if isinstance(e, FormatError)).startswith("Not done yet: out.csv is unsorted.")
+    # A DONE line a program prints that the model did not write is the program's output, not a claim.
+    outcome, _ = run(["```bash\necho RE9ORTogeAo= | base64 -d\n```"], host)
+    assert outcome.status == "failed"
+
+
 def test_done_before_any_command_is_questioned(host):
     outcome, events = run(["The task is complete.", "```bash\ntrue\n```", "DONE: did it"], host)
     assert outcome.status == "finished" and outcome.steps == 3

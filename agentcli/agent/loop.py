@@ -35,6 +35,7 @@ from agentcli.agent.parsing import (
     echoed_program,
     echoed_python,
     parse_reply,
+    printed_done,
     repeating,
     step_report,
     without_plan,
@@ -754,6 +755,8 @@ class Agent:
             if (read := read_file(command)) is not None:
                 self._begin_change(*read)
         self.context.add("user", format_observation(shown, notes, self._next_step_hint()))
+        if obs.ok and not parsed.finish_after_command and (summary := printed_done(command, obs.output)) is not None:
+            parsed.finish_after_command, parsed.summary = True, summary
         if parsed.finish_after_command and obs.ok:
             self._finish(parsed, step)
         self.stuck.record(command, obs.output, obs.exit_code)

@@ -632,6 +632,19 @@ def step_report(summary: str) -> bool:
     return _STEP_REPORT.search(summary) is not None
 
 
+# The last line a command printed, where the model's own code prints its DONE line.
+_PRINTED_DONE = re.compile(r"^DONE:[ \t]*(.*?)\s*\Z", re.MULTILINE)
+
+
+def printed_done(command: str, output: str) -> str | None:
+    """The summary of the DONE line that `command`'s own code printed last, or None. Asked for one
+    reply, a small model ends its script with `print("DONE: ...")` and takes the task as finished."""
+    if "DONE:" not in command:
+        return None
+    match = _PRINTED_DONE.search(output.rstrip())
+    return match.group(1) if match else None
+
+
 def _finish_after_action(reply: ParsedReply, marker: re.Match[str] | None) -> None:
     """A finish marker beside an action: finish once the action succeeds. With an action present,
     only an upper-case marker counts: "Done reading the file" does not."""

@@ -18,6 +18,7 @@ from agentcli.session.first_looks import (
     first_looks,
     replaced_text,
     search_look,
+    substitution_start,
     task_hint,
 )
 
@@ -177,3 +178,10 @@ def test_a_named_command_that_keeps_running_is_no_failure(tmp_path: Path):
         assert "should print `hi`" in (
             failing_command(box, "python3 server.py", "hi", timeout=1.0) or "x should print `hi`"
         )
+
+
+def test_the_substitution_a_task_that_replaces_a_text_begins_with():
+    assert substitution_start('Fix the misspelling "recieve" in README.md.') == "```bash\nsed -i 's/recieve/"
+    assert substitution_start("Rename the function `get_user` to `fetch_user`.") == "```bash\nsed -i 's/get_user/"
+    assert substitution_start("Fix the typo 'a/b' in docs.") == ""  # a slash would end sed's pattern
+    assert substitution_start("Add a --verbose flag.") == ""

@@ -240,6 +240,9 @@ class Agent:
         # How the first reply begins, where the model can go on from it (a data task's script, its
         # inputs read: see session.data_script); "" for the model's own start.
         self.first_reply_start = ""
+        # How the reply after "nothing has changed yet" begins where no definition was shown (the
+        # `sed` that replaces the text the task replaces); "" for a begun command.
+        self.unchanged_start = ""
         self.guards = CommandGuards(sandbox, self._read)
 
     def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
@@ -478,7 +481,7 @@ class Agent:
             message = f"{told} {self._plan_reminder()}"
             self._format_error(message, step, command_ran=parsed.finish_after_command)
             # Sampled afresh, the 1.5B copies the objection again: a begun command it cannot copy.
-            self._begin_reply(BEGUN_COMMAND)
+            self._begin_reply(self._unchanged_start() or BEGUN_COMMAND)
             return
         if step_report(parsed.summary):
             message = f"`DONE:` ends the whole task, not one step of it, and the task goes on. {self._plan_reminder()}"
@@ -492,12 +495,18 @@ class Agent:
                 # Told what its code still gets wrong, the 1.5B answers DONE again: the definition it
                 # was shown first is where the change goes.
                 self._begin_change(*self._shown_definition)
+            elif start := self._unchanged_start():
+                self._begin_reply(start)
             elif _OFFERED_COMMAND.search(objection):
                 # Offered the command to send, the 1.5B answers DONE again or copies the objection as
                 # prose; in a begun bash block, the command is what it copies.
                 self._begin_reply(BEGUN_COMMAND)
             return
         raise _Stop("finished", "the model declared the task finished", parsed.summary)
+
+    def _unchanged_start(self) -> str:
+        """How the reply after the objection that nothing has changed yet begins ("" for the model's own)."""
+        return self.unchanged_start if self._objected == "unchanged" and self._shown_definition is None else ""
 
     def _echoed(self, summary: str) -> str | None:
         """What agentcli told the model that a DONE summary copies (ECHO_WORDS words in a row), or None."""

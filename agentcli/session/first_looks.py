@@ -109,6 +109,17 @@ def replaced_text(task: str) -> str | None:
     return None
 
 
+def substitution_start(task: str) -> str:
+    """The start of a `sed` command that replaces the text the task renames or replaces everywhere,
+    for the model to go on with the new text and the files; "" where there is none sed takes as it
+    stands. Told that nothing has changed yet, a small model asked to fix the typo "recieve" copies
+    the objection, or rewrites README.md from memory with one `echo`."""
+    text = replaced_text(task)
+    if text is None or not re.fullmatch(r"[\w -]+", text):
+        return ""
+    return f"```bash\nsed -i 's/{text}/"
+
+
 def search_look(text: str) -> str:
     """The look that lists every line of the repository holding `text`."""
     return SEARCH.format(text=shlex.quote(text))

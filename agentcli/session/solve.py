@@ -57,6 +57,7 @@ from agentcli.session.first_looks import (
     replaced_text,
     runs_repository_program,
     search_look,
+    substitution_start,
     task_hint,
 )
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
@@ -494,6 +495,7 @@ class Session:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
             agent.asked_files = outputs
             agent.first_reply_start = data_start
+            agent.unchanged_start = substitution_start(task)
             agent.finish_checks.insert(0, ("outputs", lambda: self._output_problem(outputs, task)))
             if names:
                 agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))

@@ -1089,7 +1089,7 @@ def test_the_reply_after_nothing_changed_begins_the_substitution_the_task_asks_f
     # git-branch-commit: told nothing had changed, the 1.5B copied the objection or rewrote README.md
     # from memory with one echo; begun with `sed -i 's/recieve/`, it writes the correction.
     Path(host.workdir, "README.md").write_text("You will recieve it.\n")
-    replies = ["```bash\ngit --version\n```", "DONE: fixed", "receive/g' README.md\n```", "DONE: fixed it", "DONE: checked"]
+    replies = ["```bash\ngit --version\n```", "DONE: fixed", "receive/g' README.md\n```", "DONE: it", "DONE: checked"]
     model = ScriptedModel(replies, continues_replies=True)
     agent = Agent(model, host, EventBus())
     agent.unchanged_start = "```bash\nsed -i 's/recieve/"

@@ -2,7 +2,14 @@
 
 import pytest
 
-from agentcli.session.outputs import copied_input, introduced_names, missing_name, named_outputs, output_problem
+from agentcli.session.outputs import (
+    copied_input,
+    dropped_key,
+    introduced_names,
+    missing_name,
+    named_outputs,
+    output_problem,
+)
 
 
 @pytest.mark.parametrize(
@@ -145,3 +152,25 @@ def test_csv_rows_the_task_says_are_sorted_must_be_sorted_by_the_column_it_names
     assert "sorted by count (descending)" in (output_problem("counts.csv", "name,count\na,1\nb,5\n", most) or "")
     # words that name no column say nothing checkable
     assert output_problem("counts.csv", "name,count\nb,1\na,5\n", "Write counts.csv sorted by date.") is None
+
+
+def test_a_merge_that_drops_a_nested_key_of_an_input_is_objected_to():
+    task = (
+        "Write config/merged.json: apply config/local.json on top of config/defaults.json, nested objects key by key."
+    )
+    files = {
+        "config/defaults.json": '{"db": {"host": "a", "port": 5432}, "debug": false}',
+        "config/local.json": '{"db": {"host": "b"}, "extra": [1]}',
+    }
+    shallow = '{"db": {"host": "b"}, "debug": false, "extra": [1]}'
+    assert dropped_key("config/merged.json", shallow, task, files.get) == (
+        "config/merged.json has no `db.port`, which config/defaults.json has: where both files hold an object, "
+        "merge it key by key (a recursive function), do not replace it whole."
+    )
+    deep = '{"db": {"host": "b", "port": 5432}, "debug": false, "extra": [1]}'
+    assert dropped_key("config/merged.json", deep, task, files.get) is None
+    # a value the result replaces with a non-object is no lost key; a task that merges nothing is not judged
+    assert dropped_key("config/merged.json", '{"db": null, "debug": 1, "extra": 2}', task, files.get) is None
+    assert (
+        dropped_key("config/merged.json", "{}", "Write config/merged.json from config/local.json.", files.get) is None
+    )

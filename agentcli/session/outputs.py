@@ -65,6 +65,47 @@ def copied_input(name: str, text: str, task: str, read: Callable[[str], str | No
     return None
 
 
+# A task that merges files: "apply config/local.json on top of config/defaults.json", "merge a.json into b.json".
+_MERGE = re.compile(r"\bmerg(?:e|es|ed|ing)\b|\bon top of\b", re.IGNORECASE)
+
+
+def dropped_key(name: str, text: str, task: str, read: Callable[[str], str | None]) -> str | None:
+    """The objection when the JSON object `name` that a merge task asks for lacks a key that a JSON
+    input the task names has, at a level where the result still holds an object: "nested objects are
+    merged key by key" answered with `{**defaults, **local}`, which drops the defaults' nested keys."""
+    if not name.lower().endswith(".json") or not _MERGE.search(_NAMED_FILE.sub(" ", task)):
+        return None
+    result = _json_object(text)
+    for named in dict.fromkeys(n.removeprefix("./") for n in _NAMED_FILE.findall(task)):
+        given = _json_object(read(named) or "") if named != name and named.lower().endswith(".json") else None
+        if result is None or given is None:
+            continue
+        if lost := _lost_key(given, result):
+            return (
+                f"{name} has no `{'.'.join(lost)}`, which {named} has: where both files hold an object, merge "
+                "it key by key (a recursive function), do not replace it whole."
+            )
+    return None
+
+
+def _json_object(text: str) -> dict | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _lost_key(given: dict, result: dict) -> list[str] | None:
+    """The path of the first key of `given` missing from `result`, looking into the objects both hold."""
+    for key, value in given.items():
+        if key not in result:
+            return [key]
+        if isinstance(value, dict) and isinstance(result[key], dict) and (lost := _lost_key(value, result[key])):
+            return [key, *lost]
+    return None
+
+
 def output_problem(name: str, text: str, task: str, *, only_output: bool = True) -> str | None:
     """What is wrong with `text` as the content of the file `name` the task asks for, or None. What the
     task says of "the" result (just a number, one line) holds for its `only_output`, unless that is a

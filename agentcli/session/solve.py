@@ -61,7 +61,14 @@ from agentcli.session.first_looks import (
     task_hint,
 )
 from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
-from agentcli.session.outputs import copied_input, introduced_names, missing_name, named_outputs, output_problem
+from agentcli.session.outputs import (
+    copied_input,
+    dropped_key,
+    introduced_names,
+    missing_name,
+    named_outputs,
+    output_problem,
+)
 from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples, find_raise_examples
 from agentcli.session.undo import record_ignored
 
@@ -259,8 +266,9 @@ class Session:
             text = path.read_text(errors="replace")
             if problem := output_problem(name, text, task, only_output=len(outputs) == 1):
                 return problem
-            if problem := copied_input(name, text, task, self._read_text):
-                return problem
+            for check in (copied_input, dropped_key):
+                if problem := check(name, text, task, self._read_text):
+                    return problem
         return None
 
     def _empty_new_file(self) -> str | None:

@@ -31,6 +31,9 @@ def test_files_the_task_asks_for_are_the_named_ones_not_here(task, outputs):
 def test_a_csv_the_task_asks_for_must_be_comma_separated_with_its_quoted_header():
     task = "write status_counts.csv with a header row `status,count`, then one row per status code"
     assert output_problem("status_counts.csv", "status,count\n200,56\n404,12\n", task) is None
+    assert output_problem("status_counts.csv", "status,count\n200,56\nstatus,count\n", task) == (
+        "the header `status,count` of status_counts.csv is there again as line 3: it belongs on the first line only."
+    )
     uniq = "     56 200\n      3 201\n"  # `uniq -c` output
     assert output_problem("status_counts.csv", uniq, task) == (
         "status_counts.csv is not comma-separated CSV with the same columns on every line: line 1 is `56 200`. "
@@ -143,7 +146,8 @@ def test_csv_rows_the_task_says_are_sorted_must_be_sorted_by_the_column_it_names
     task = "Write status_counts.csv with a header row `status,count`, one row per status code, sorted by status code."
     assert output_problem("status_counts.csv", "status,count\n404,12\n200,56\n", task) == (
         "the rows of status_counts.csv should be sorted by status (ascending), as the task says, but they are in "
-        "the order 404, 200. Sort them before writing, e.g. `sorted(...)` in a ```python block."
+        "the order 404, 200. Sort the rows before writing them, after the header, e.g. with `sorted(...)` in a "
+        "```python block."
     )
     assert output_problem("status_counts.csv", "status,count\n200,56\n404,12\n", task) is None
     # numbers sort as numbers; "highest first" is descending; ties are sorted

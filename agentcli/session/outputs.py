@@ -144,10 +144,12 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
         return f"{name} has only the line `{lines[0].strip()}` and no rows: write the rows the task asks for. " + (
             _PYTHON_WRITES.format(module="csv")
         )
-    header = _expected_header(task)
-    if header is not None and (first := lines[0].strip()) != header:
+    header, first = _expected_header(task), lines[0].strip()
+    if header is not None and first != header:
         problem = f"the first line of {name} should be the header `{header}`, as the task says, but it is `{first}`."
         return f"{problem} {_PYTHON_WRITES.format(module='csv')}"
+    if (again := next((i for i, line in enumerate(lines[1:], 2) if line.strip() == first), None)) is not None:
+        return f"the header `{first}` of {name} is there again as line {again}: it belongs on the first line only."
     return _unsorted_rows(name, list(csv.reader(io.StringIO("\n".join(lines)))), task)
 
 
@@ -177,8 +179,8 @@ def _unsorted_rows(name: str, rows: list[list[str]], task: str) -> str | None:
     order = "descending" if descending else "ascending"
     return (
         f"the rows of {name} should be sorted by {header[column]} ({order}), as the task says, but they are in the "
-        f"order {', '.join(values[:8])}{', ...' if len(values) > 8 else ''}. Sort them before writing, e.g. "
-        f"`sorted(...)` in a ```python block."
+        f"order {', '.join(values[:8])}{', ...' if len(values) > 8 else ''}. Sort the rows before writing them, "
+        f"after the header, e.g. with `sorted(...)` in a ```python block."
     )
 
 

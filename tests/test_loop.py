@@ -1100,6 +1100,23 @@ def test_the_reply_after_nothing_changed_begins_the_substitution_the_task_asks_f
     assert outcome.status == "finished" and readme.read_text() == "You will receive it.\n"
 
 
+def test_the_reply_after_an_objection_to_the_asked_file_begins_the_data_script_again(host):
+    # log-to-csv: told its rows were unsorted, the 1.5B sorted the CSV it had written, header and all.
+    start = "```python\nimport csv\n"
+    replies = [
+        "open('out.csv', 'w').write('b\\na\\n')\n```\nDONE: wrote",
+        "open('out.csv', 'w').write('a\\nb\\n')\n```",
+    ]
+    model = ScriptedModel([*replies, "DONE: sorted"], continues_replies=True)
+    agent = Agent(model, host, EventBus())
+    agent.first_reply_start = start
+    out = Path(host.workdir) / "out.csv"
+    agent.finish_checks = [("outputs", lambda: None if out.read_text() == "a\nb\n" else "out.csv is unsorted.")]
+    outcome = agent.run("write out.csv sorted")
+    assert model.prefixes == [start, start, ""]
+    assert outcome.status == "finished" and out.read_text() == "a\nb\n"
+
+
 def test_an_output_just_seen_is_not_shown_again_in_full(host, tmp_path: Path):
     # implement-from-docstring: `cat durations.py` three times, 30 lines each, until the attempt ended stuck.
     body = "".join(f"def f{i}():\n    return {i}\n" for i in range(30))

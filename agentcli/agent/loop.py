@@ -119,6 +119,9 @@ BEGUN_COMMAND = "```bash\n"
 # bad input the task gives): after one, where the task's definition was shown first, the next reply
 # begins its change.
 CODE_OBJECTIONS = frozenset({"unchanged", "tests", "examples", "raises"})
+# The finish check whose objection is to the file the task asks for: after it, a data task's reply
+# begins its script again (the 1.5B patches the output file it wrote instead, and breaks its header).
+OUTPUT_OBJECTION = "outputs"
 # A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
 _OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|bash|python3?) [^`\n]+`")
 # The scripts whose running the task's result is, by suffix.
@@ -238,7 +241,8 @@ class Agent:
         # they last changed.
         self._asked_scripts: dict[str, tuple[str | None, bool]] = {}
         # How the first reply begins, where the model can go on from it (a data task's script, its
-        # inputs read: see session.data_script); "" for the model's own start.
+        # inputs read: see session.data_script), and the reply after an objection to the file the
+        # task asks for; "" for the model's own start.
         self.first_reply_start = ""
         # How the reply after "nothing has changed yet" begins where no definition was shown (the
         # `sed` that replaces the text the task replaces); "" for a begun command.
@@ -497,6 +501,8 @@ class Agent:
                 self._begin_change(*self._shown_definition)
             elif start := self._unchanged_start():
                 self._begin_reply(start)
+            elif self._objected == OUTPUT_OBJECTION and self.first_reply_start:
+                self._begin_reply(self.first_reply_start)
             elif _OFFERED_COMMAND.search(objection):
                 # Offered the command to send, the 1.5B answers DONE again or copies the objection as
                 # prose; in a begun bash block, the command is what it copies.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
 from agentcli.agent.expected import only_tests
-from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, Agent, Approver, Outcome, RunLimits, lines_look
+from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, OUTPUT_OBJECTION, Agent, Approver, Outcome, RunLimits, lines_look
 from agentcli.agent.pysource import syntax_error
 from agentcli.agent.tracebacks import excerpt, is_test_file
 from agentcli.config import Settings
@@ -84,7 +84,7 @@ GAVE_UP = ("stuck:", "replies in a row had no usable command")
 # Objections to DONE that, still standing when it was accepted, make the attempt worth redoing; each
 # with where its text is cut for the notice.
 RETRY_DOUBTS = {
-    "outputs": ":",
+    OUTPUT_OBJECTION: ":",
     "names": ":",
     "syntax": " (",
     "empty": ":",
@@ -504,7 +504,7 @@ class Session:
             agent.asked_files = outputs
             agent.first_reply_start = data_start
             agent.unchanged_start = substitution_start(task)
-            agent.finish_checks.insert(0, ("outputs", lambda: self._output_problem(outputs, task)))
+            agent.finish_checks.insert(0, (OUTPUT_OBJECTION, lambda: self._output_problem(outputs, task)))
             if names:
                 agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))
             if raises:

@@ -413,3 +413,22 @@ def test_python_blocks_written_a_step_each_are_one_script():
     )
     assert "Your ```python blocks ran as one script, in order." in parsed.notes
     assert parsed.finish_after_command
+
+
+def test_a_script_and_then_a_bash_check_is_the_script():
+    # deep-merge-json: the begun script, the merge, the write, then `cat` of the result in a bash block.
+    reply = (
+        '```python\nimport json\n\nwith open("a.json") as f:\n    a = json.load(f)\n```\n\n'
+        '```python\njson.dump(a, open("m.json", "w"))\n```\n\n```bash\n# Check the result\ncat m.json\n```'
+    )
+    parsed = parse_reply(reply)
+    assert parsed.command is None
+    assert parsed.code == (
+        "python",
+        'import json\n\nwith open("a.json") as f:\n    a = json.load(f)\n\njson.dump(a, open("m.json", "w"))\n',
+    )
+    assert "Your ```bash block after the Python script was not run: send it next, on its own." in parsed.notes
+    # a function or an example before a command is no script: the command runs
+    assert parse_reply("```python\ndef f():\n    return 1\n```\n```bash\npython3 -c 'print(1)'\n```").command == (
+        "python3 -c 'print(1)'"
+    )

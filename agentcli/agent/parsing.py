@@ -431,6 +431,10 @@ def _safe_path(path: str) -> str:
     return "" if path.startswith("/") or ".." in path.split("/") else path
 
 
+# How a whole Python script starts: with its imports.
+_SCRIPT_START = re.compile(r"\s*(?:import|from)\s+\w")
+
+
 def parse_reply(text: str) -> ParsedReply:
     """Read one action out of a reply. See docs/finishing.md for the conventions."""
     clean = _OWN_NOTE.sub("", _THINK.sub("", text)).strip()
@@ -468,6 +472,13 @@ def parse_reply(text: str) -> ParsedReply:
         if block.language in SHELL_LANGUAGES:
             break
     shell_blocks = [b for b in blocks if b.language in SHELL_LANGUAGES and b.body.strip()]
+    script = [b for b in blocks[: blocks.index(shell_blocks[0])] if b.body.strip()] if shell_blocks else []
+    if script and all(b.language in PYTHON_LANGUAGES for b in script) and _SCRIPT_START.match(script[0].body):
+        # A script (its imports first), then `cat` of what it writes to check it: the script is the
+        # action (a data task's reply is begun as one); the check comes after it has run. A function
+        # or an example before a command is not.
+        blocks, shell_blocks = script, []
+        reply.notes.append("Your ```bash block after the Python script was not run: send it next, on its own.")
 
     if not shell_blocks:
         if (inline := _INLINE_BLOCK.search(clean)) is not None:

@@ -83,9 +83,22 @@ def dropped_key(name: str, text: str, task: str, read: Callable[[str], str | Non
         if lost := _lost_key(given, result):
             return (
                 f"{name} has no `{'.'.join(lost)}`, which {named} has: where both files hold an object, merge "
-                "it key by key (a recursive function), do not replace it whole."
+                f"it key by key, do not replace it whole. A recursive function does that:\n{_DEEP_MERGE}"
             )
     return None
+
+
+# Told to merge nested objects key by key, the 1.5B copies the missing keys over one by one.
+_DEEP_MERGE = """```python
+def merge(base, over):
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+```"""
 
 
 def _json_object(text: str) -> dict | None:

@@ -132,14 +132,20 @@ def test_an_asked_file_that_is_a_copy_of_the_task_s_input_is_objected_to():
 def test_a_default_value_the_task_gives_is_a_name_it_introduces_unless_a_file_holds_it():
     task = "Add a `timeout` setting (in seconds, default 30), and keep 8000 as the default port."
     names = introduced_names(task, "PORT = 8000\nPOOL = 300\n")
-    assert names == {"timeout": "timeout", "30": "default 30"}
-    assert missing_name(names, "timeout = 300") == (
-        "The default 30, which the task gives, is in no file yet: the change the task asks for is not made. "
-        "Change the code where it belongs: write the file's path on a line, then a fenced block with its "
-        "new content (for Python, the complete functions you change)."
+    assert names == {"timeout": "timeout", "timeout=30": "default 30"}
+    # add-config-key: `settings.get("timeout", 30)` in dsn() is no setting with a default
+    assert missing_name(names, 'url += settings.get("timeout", 30)') == (
+        'The task gives `timeout` the default 30, but no file defines it so (`timeout = 30` or `"timeout": 30`, '
+        "beside the others like it): the change the task asks for is not made. Change the code where it belongs: "
+        "write the file's path on a line, then a fenced block with its new content (for Python, the complete "
+        "functions you change)."
     )
     assert missing_name(names, '"timeout": 30,') is None
-    assert introduced_names("The port defaults to `8080`.", "port = 80") == {"8080": "default 8080"}
+    assert missing_name(names, 'TIMEOUT = 30\nsettings["timeout"]') is None
+    # a default of nothing the task names is a value some file must hold
+    names = introduced_names("The port defaults to `8080`.", "port = 80")
+    assert names == {"8080": "default 8080"}
+    assert (missing_name(names, "port = 80") or "").startswith("The default 8080, which the task gives, is in no file")
 
 
 def test_csv_rows_the_task_says_are_sorted_must_be_sorted_by_the_column_it_names():

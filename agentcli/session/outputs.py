@@ -255,13 +255,23 @@ def introduced_names(task: str, repository_text: str) -> dict[str, str]:
                 names.setdefault(name, form)
     for match in _DEFAULT_VALUE.finditer(task):
         value = match.group(1) or match.group(2)
-        if not _holds(repository_text, value):
+        if _holds(repository_text, value):
+            continue
+        # The default of the new thing named last before it: "a `timeout` setting (default 30)".
+        owner = next((a or b for a, b in reversed(_KIND_NAME.findall(task[: match.start()]))), None)
+        if owner in names:
+            names.setdefault(f"{owner}={value}", f"default {value}")
+        else:
             names.setdefault(value, f"default {value}")
     return names
 
 
 def _holds(text: str, name: str) -> bool:
-    """Whether `name` is in `text`; a number only as a whole one (30 is not in 300)."""
+    """Whether `name` is in `text`; a number only as a whole one (30 is not in 300); `timeout=30`, a
+    default and what it belongs to, only as a definition (`"timeout": 30`, `TIMEOUT = 30`)."""
+    if (default := re.fullmatch(r"(\w+)=(-?[\d.]+)", name)) is not None:
+        owner, value = (re.escape(part) for part in default.groups())
+        return re.search(rf"\b{owner}\b['\"]?\s*[:=][^\n]*?(?<![\w.]){value}(?![\w.])", text, re.IGNORECASE) is not None
     if re.fullmatch(r"-?[\d.]+", name):
         return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w.])", text) is not None
     return name in text
@@ -271,12 +281,19 @@ def missing_name(names: dict[str, str], repository_text: str) -> str | None:
     """The objection when a name the task introduces is still in no file, or None."""
     for name, form in names.items():
         if not _holds(repository_text, name):
-            if form == f"default {name}":
-                what = f"The default {name}, which the task gives,"
+            owner, _, value = name.rpartition("=")
+            if form.startswith("default ") and owner:
+                problem = (
+                    f"The task gives `{owner}` the default {value}, but no file defines it so (`{owner} = {value}` "
+                    f'or `"{owner}": {value}`, beside the others like it)'
+                )
+            elif form.startswith("default "):
+                problem = f"The default {value}, which the task gives, is in no file yet"
             else:
-                what = (f"`{form}`" if form == name else f"`{name}` (of `{form}`)") + ", which the task introduces,"
+                what = f"`{form}`" if form == name else f"`{name}` (of `{form}`)"
+                problem = f"{what}, which the task introduces, is in no file yet"
             return (
-                f"{what} is in no file yet: the change the task asks for is not made. "
+                f"{problem}: the change the task asks for is not made. "
                 "Change the code where it belongs: write the file's path on a line, then a fenced block with its "
                 "new content (for Python, the complete functions you change)."
             )

@@ -54,6 +54,17 @@ def test_new_function_and_import_added():
     assert merged.index("import sys") < merged.index("def add") and merged.rstrip().endswith("return a - b")
 
 
+def test_a_new_value_of_a_top_level_name_replaces_its_assignment():
+    # env-port-default: the block holds the import and the new `PORT = ...` line, nothing else.
+    original = 'import sys\n\nHOST = "127.0.0.1"\nPORT = 8000\n\n\ndef address():\n    return (HOST, PORT)\n'
+    merged = merge_python(original, 'import os\n\nPORT = int(os.environ.get("PORT", 8000))\n')
+    assert merged == original.replace("import sys\n", "import sys\nimport os\n").replace(
+        "PORT = 8000", 'PORT = int(os.environ.get("PORT", 8000))'
+    )
+    # a name the file does not bind is no edit of it
+    assert merge_python(original, "TIMEOUT = 30\n") is None
+
+
 def test_whole_file_is_not_merged():
     whole = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n\n\nclass Shape:\n    pass\n"
     assert merge_python(ORIGINAL, whole) is None

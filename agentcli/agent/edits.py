@@ -208,10 +208,12 @@ def _covers(old_tree: ast.Module, new_nodes: list[ast.stmt]) -> bool:
 def merge_python(original: str, snippet: str, *, partial: bool = False) -> str | None:
     """Splice the definitions of a partial Python block into the file; None when the block is a whole file.
 
-    A block is partial when it holds only definitions and imports (and the file's `if __name__ ==
-    "__main__":`, which then replaces the file's) and leaves out some of the file's top-level
-    definitions. Functions and classes replace those of the same name (a class's methods merge one
-    by one); new ones go at the end; missing imports go after the existing ones.
+    A block is partial when it holds only definitions, imports and new values of the file's top-level
+    names (`PORT = int(os.environ.get("PORT", 8000))`), and the file's `if __name__ == "__main__":`,
+    which then replaces the file's, and leaves out some of the file's top-level definitions. Functions
+    and classes replace those of the same name (a class's methods merge one by one); new ones go at
+    the end; an assignment replaces the file's to the same name; missing imports go after the
+    existing ones.
     """
     snippet = textwrap.dedent(snippet)
     new_tree = parse(snippet)
@@ -223,10 +225,18 @@ def merge_python(original: str, snippet: str, *, partial: bool = False) -> str |
         return _merge_by_lines(original, new_tree, snippet)
     new_nodes = new_tree.body
     old_guard = next((n for n in old_tree.body if _is_main_guard(n)), None)
+    old_settings = {name: n for n in old_tree.body if (name := _assigned_name(n)) is not None}
     allowed = (*_DEFINITIONS, ast.Import, ast.ImportFrom)
-    if not new_nodes or not all(isinstance(n, allowed) or (old_guard and _is_main_guard(n)) for n in new_nodes):
+
+    def rebinds(node: ast.stmt) -> bool:
+        return _assigned_name(node) in old_settings
+
+    if not new_nodes or not all(
+        isinstance(n, allowed) or (old_guard and _is_main_guard(n)) or rebinds(n) for n in new_nodes
+    ):
         return None
-    if not any(isinstance(n, _DEFINITIONS) for n in new_nodes) or (not partial and _covers(old_tree, new_nodes)):
+    changes = any(isinstance(n, _DEFINITIONS) or rebinds(n) for n in new_nodes)
+    if not changes or (not partial and _covers(old_tree, new_nodes)):
         return None
     lines = original.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
@@ -244,6 +254,10 @@ def merge_python(original: str, snippet: str, *, partial: bool = False) -> str |
             text = _segment(snippet_lines, node)
             if "".join(text).strip() not in original:
                 edits.append((_import_insert_at(old_tree), _import_insert_at(old_tree), text))
+            continue
+        if (name := _assigned_name(node)) is not None:
+            setting = old_settings[name]
+            edits.append((setting.lineno - 1, setting.end_lineno or setting.lineno, _segment(snippet_lines, node)))
             continue
         target = _find(old_tree.body, node.name)
         if target is None:
@@ -290,6 +304,15 @@ def _merge_class(old: ast.ClassDef, new: ast.ClassDef, snippet_lines: list[str])
         end = old.end_lineno or old.lineno
         edits.append((end, end, tail))
     return edits
+
+
+def _assigned_name(node: ast.stmt) -> str | None:
+    """The one name a top-level `PORT = 8000` (or `PORT: int = 8000`) binds, or None."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        return node.target.id
+    return None
 
 
 def _is_docstring(node: ast.stmt) -> bool:

@@ -341,6 +341,27 @@ def test_the_one_definition_the_task_names_is_shown_before_the_first_reply(faili
     assert not [e for e in events if e["type"] == "command_started" and e["step"] == 0]
 
 
+def test_the_one_short_source_file_the_task_names_is_shown_whole_before_the_first_reply(
+    failing_repo: Path, write_replies
+):
+    # env-port-default: not shown server.py, the 1.5B ran the server to see what it does, again and again.
+    git(failing_repo, "rm", "-q", "test_calc.py")
+    (failing_repo / "server.py").write_text('PORT = 8000\n\n\ndef address():\n    return ("127.0.0.1", PORT)\n')
+    git(failing_repo, "add", "server.py")
+    git(failing_repo, "commit", "-qm", "server")
+    replies = ["```bash\nls\n```", "DONE: looked"]
+    task = "server.py always listens on port 8000. Make it use the port from the PORT environment variable."
+    _, events = solve_json(failing_repo, task, write_replies(replies))
+    looks = [e["command"] for e in events if e["type"] == "command_started" and e["step"] == 0]
+    assert looks == ["cat -n server.py | sed -n '1,5p'"]
+    # a task that writes a new file (tests of it) is no change of it
+    _, events = solve_json(failing_repo, "Write tests/test_server.py for server.py", write_replies(["DONE: no"]))
+    assert not [e for e in events if e["type"] == "command_started" and e["step"] == 0]
+    # two files named: which one the change goes to is the model's to find
+    _, events = solve_json(failing_repo, "Make server.py use calc.py", write_replies(["DONE: no"]))
+    assert not [e for e in events if e["type"] == "command_started" and e["step"] == 0]
+
+
 def test_done_after_changing_the_code_a_tests_only_task_tests_is_questioned(failing_repo: Path, write_replies):
     git(failing_repo, "rm", "-q", "test_calc.py")
     git(failing_repo, "commit", "-qm", "no tests yet")
@@ -367,7 +388,7 @@ def test_tests_that_pass_before_the_first_reply_are_not_shown(failing_repo: Path
         "```bash\nprintf 'def sub(a, b):\\n    return a - b\\n' >> calc.py && cat calc.py\n```",
         "DONE: added sub",
     ]
-    result, events = solve_json(failing_repo, "add sub(a, b) to calc.py", write_replies(replies))
+    result, events = solve_json(failing_repo, "write a sub(a, b) function beside the other one", write_replies(replies))
     assert result.returncode == 0 and events[-1]["summary"] == "added sub"
     assert [e["step"] for e in events if e["type"] == "command_finished"] == [1]  # no look at step 0
 

@@ -159,6 +159,8 @@ SCRIPT_SUFFIXES = {
     "node": (".js", ".mjs", ".cjs"),
 }
 _INTERPRETERS = frozenset(SCRIPT_SUFFIXES)
+# The scripts a task is about: shell and Python.
+SHELL_AND_PYTHON_SCRIPTS = (*SCRIPT_SUFFIXES["bash"], *SCRIPT_SUFFIXES["python"])
 # `python3 - <<'MARK'` and the script under it: how a ```python block runs.
 _PYTHON_HEREDOC = re.compile(r"^python3? - <<'?(\w+)'?\n(.*)\n\1\s*$", re.DOTALL)
 

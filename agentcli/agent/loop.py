@@ -10,7 +10,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcli.agent.begun import change_start, read_file
-from agentcli.agent.checking import SCRIPT_SUFFIXES, check_command, command_lines, only_changes, runs_script
+from agentcli.agent.checking import (
+    SCRIPT_SUFFIXES,
+    SHELL_AND_PYTHON_SCRIPTS,
+    check_command,
+    command_lines,
+    only_changes,
+    runs_script,
+)
 from agentcli.agent.edits import (
     defined_names,
     definition_search,
@@ -125,7 +132,6 @@ OUTPUT_OBJECTION = "outputs"
 # A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
 _OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|bash|python3?) [^`\n]+`")
 # The scripts whose running the task's result is, by suffix.
-_SCRIPT_FILES = (*SCRIPT_SUFFIXES["bash"], *SCRIPT_SUFFIXES["python"])
 # A plan step that looks rather than changes: its command counts as done even when it fails.
 _OBSERVING_STEP = re.compile(
     r"^\W*(?:run|re-?run|reproduce|execute|test|try|check|verify|confirm|inspect|read|look|view|list|find|"
@@ -256,7 +262,9 @@ class Agent:
         self.recent_outputs = RecentOutputs()
         self._shown_definition = None
         # Tests the task asks for are run by their runner, not as scripts.
-        scripts = [name for name in self.asked_files if name.endswith(_SCRIPT_FILES) and not is_test_file(name)]
+        scripts = [
+            name for name in self.asked_files if name.endswith(SHELL_AND_PYTHON_SCRIPTS) and not is_test_file(name)
+        ]
         self._asked_scripts = {name: (self._read(name), True) for name in scripts}
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]

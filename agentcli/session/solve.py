@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
 from agentcli.agent.expected import only_tests
 from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, OUTPUT_OBJECTION, Agent, Approver, Outcome, RunLimits, lines_look
@@ -124,6 +125,25 @@ def _named_definition(task: str, texts: dict[str, str]) -> str | None:
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     last = node.end_lineno or node.lineno
     return lines_look(named[0].path, first, last) if last - first < MAX_SHOWN_DEFINITION_LINES else None
+
+
+def _named_source(task: str, texts: dict[str, str]) -> str | None:
+    """The look at the whole of the one source file the task names ("server.py always listens on port
+    8000"), where it is short enough to show and the task asks for no new file (tests for it, say);
+    None otherwise. Not shown it, a small model runs the server to see what it does, again and again."""
+    if named_outputs(task, list(texts)):
+        return None
+    named = [
+        name
+        for name in texts
+        if name.endswith(SHELL_AND_PYTHON_SCRIPTS)
+        and not is_test_file(name)
+        and re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", task)
+    ]
+    if len(named) != 1:
+        return None
+    count = len(texts[named[0]].splitlines())
+    return lines_look(named[0], 1, count) if 0 < count <= MAX_SHOWN_DEFINITION_LINES else None
 
 
 class Terminated(BaseException):
@@ -432,7 +452,7 @@ class Session:
         replaced = replaced_text(task)
         if replaced is not None and replaced in "\n".join(texts.values()):
             looks.append(search_look(replaced))
-        if not looks and (definition := _named_definition(task, texts)) is not None:
+        if not looks and (definition := _named_definition(task, texts) or _named_source(task, texts)) is not None:
             looks.append(definition)
         return looks
 

@@ -131,7 +131,6 @@ CODE_OBJECTIONS = frozenset({"unchanged", "tests", "examples", "raises"})
 OUTPUT_OBJECTION = "outputs"
 # A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
 _OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|bash|python3?) [^`\n]+`")
-# The scripts whose running the task's result is, by suffix.
 # A plan step that looks rather than changes: its command counts as done even when it fails.
 _OBSERVING_STEP = re.compile(
     r"^\W*(?:run|re-?run|reproduce|execute|test|try|check|verify|confirm|inspect|read|look|view|list|find|"

@@ -37,6 +37,11 @@ _ONE_LINE = re.compile(r"\b(?:as|on|in) (?:one|a single) line\b", re.IGNORECASE)
 _COLUMNS = re.compile(r"\bcolumns?\s+(`?\w+`?(?:\s*,\s*`?\w+`?)*(?:,?\s+and\s+`?\w+`?)?)", re.IGNORECASE)
 
 
+def _named_files(text: str) -> list[str]:
+    """The file paths `text` names, in order, each once (`./` left off)."""
+    return list(dict.fromkeys(name.removeprefix("./") for name in _NAMED_FILE.findall(text)))
+
+
 def named_outputs(task: str, files: list[str]) -> list[str]:
     """Files the task names that the repository does not have: the files it asks to be written
     ("write the ERROR line to root_cause.txt", "Convert data/users.json to data/users.csv").
@@ -46,8 +51,7 @@ def named_outputs(task: str, files: list[str]) -> list[str]:
     present = set(files)
     basenames = {name.rsplit("/", 1)[-1] for name in files}
     prose = QUOTED.sub(lambda quoted: "" if re.search(r"\s", quoted.group(1)) else quoted.group(1), task)
-    found = dict.fromkeys(name.removeprefix("./") for name in _NAMED_FILE.findall(prose))
-    return [name for name in found if name not in present and name not in basenames]
+    return [name for name in _named_files(prose) if name not in present and name not in basenames]
 
 
 _COPY = re.compile(r"\bcop(?:y|ies|ied)\b|\bduplicate", re.IGNORECASE)
@@ -59,7 +63,7 @@ def copied_input(name: str, text: str, task: str, read: Callable[[str], str | No
     local.json on top"); `read` gives a repository file's text, None where there is none."""
     if not text.strip() or _COPY.search(task):
         return None
-    for named in dict.fromkeys(n.removeprefix("./") for n in _NAMED_FILE.findall(task)):
+    for named in _named_files(task):
         if named != name and (read(named) or "").strip() == text.strip():
             return f"{name} is a copy of {named}: write the result the task asks for, not its input unchanged."
     return None
@@ -75,10 +79,11 @@ def dropped_key(name: str, text: str, task: str, read: Callable[[str], str | Non
     merged key by key" answered with `{**defaults, **local}`, which drops the defaults' nested keys."""
     if not name.lower().endswith(".json") or not _MERGE.search(_NAMED_FILE.sub(" ", task)):
         return None
-    result = _json_object(text)
-    for named in dict.fromkeys(n.removeprefix("./") for n in _NAMED_FILE.findall(task)):
+    if (result := _json_object(text)) is None:
+        return None
+    for named in _named_files(task):
         given = _json_object(read(named) or "") if named != name and named.lower().endswith(".json") else None
-        if result is None or given is None:
+        if given is None:
             continue
         if lost := _lost_key(given, result):
             return (
@@ -147,7 +152,8 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
         return None
     if not lines:
         return None  # an empty file has its own objection
-    widths = [len(row) for row in csv.reader(io.StringIO("\n".join(lines)))]
+    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    widths = [len(row) for row in rows]
     odd = next((i for i, width in enumerate(widths) if width < 2 or width != widths[0]), None)
     if odd is not None:
         shown = lines[odd].strip()
@@ -163,7 +169,7 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
         return f"{problem} {_PYTHON_WRITES.format(module='csv')}"
     if (again := next((i for i, line in enumerate(lines[1:], 2) if line.strip() == first), None)) is not None:
         return f"the header `{first}` of {name} is there again as line {again}: it belongs on the first line only."
-    return _unsorted_rows(name, list(csv.reader(io.StringIO("\n".join(lines)))), task)
+    return _unsorted_rows(name, rows, task)
 
 
 # "one row per status code ..., sorted by status code"; "sorted by count, highest first".
@@ -186,7 +192,7 @@ def _unsorted_rows(name: str, rows: list[list[str]], task: str) -> str | None:
     values = [row[column].strip() for row in rows[1:]]
     numeric = all(re.fullmatch(r"-?\d+(?:\.\d+)?", value) for value in values)
     keys: list[float] | list[str] = [float(value) for value in values] if numeric else values
-    descending = _DESCENDING.search(match.group(1)) is not None
+    descending = _DESCENDING.search(said) is not None
     if keys == sorted(keys, reverse=descending):  # type: ignore[type-var]
         return None
     order = "descending" if descending else "ascending"

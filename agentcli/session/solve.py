@@ -504,6 +504,7 @@ class Session:
         outputs = named_outputs(task, files)
         self._asked = outputs
         data_start = script_start(task, files, outputs, looks) or ""
+        substitution = substitution_start(task)
         names = introduced_names(task, "\n".join(texts.values()))
         raises = find_raise_examples(task, _python_sources(texts))
         context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
@@ -523,7 +524,7 @@ class Session:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
             agent.asked_files = outputs
             agent.first_reply_start = data_start
-            agent.unchanged_start = substitution_start(task)
+            agent.unchanged_start = substitution
             agent.finish_checks.insert(0, (OUTPUT_OBJECTION, lambda: self._output_problem(outputs, task)))
             if names:
                 agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))

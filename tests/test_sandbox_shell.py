@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from agentcli.sandbox.shell import read_head_tail
+from agentcli.sandbox.channel import read_head_tail
 
 
 def test_state_persists_between_commands(sandbox):
@@ -107,7 +107,8 @@ def test_shell_killed_from_inside_is_restarted(sandbox):
 def test_head_tail_cut(tmp_path):
     path = tmp_path / "out"
     path.write_text("".join(f"line {i}\n" for i in range(10000)))
-    text, total, truncated = read_head_tail(path, 1000)
+    with open(path, "rb") as f:
+        text, total, truncated = read_head_tail(f, 1000)
     assert truncated and total == path.stat().st_size
     assert text.startswith("line 0\n") and text.rstrip().endswith("line 9999")
 

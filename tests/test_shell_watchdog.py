@@ -78,7 +78,7 @@ def _holders(fifo: tuple[int, int]) -> set[int]:
 def test_close_leaves_no_process_behind(sandbox_factory):
     box = sandbox_factory()
     box.start()
-    st = os.stat(box.shell._fifo)
+    st = os.stat(box.control_dir / box.shell._fifo)
     fifo = (st.st_dev, st.st_ino)
     box.run("sleep 42.25 &")
     assert len(_holders(fifo)) >= 3, "this process, the shell and its watchdog hold the FIFO"

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+# Where the control channel is mounted inside sandboxes that have a filesystem of their own.
+CHANNEL_INSIDE = "/run/agentcli/commands"
+
 
 @dataclass
 class Observation:
@@ -58,12 +61,13 @@ class SandboxUnavailable(Exception):
     """The backend cannot run here (missing binary, engine down)."""
 
 
-def host_path(repo: Path, workdir: str, path: str) -> Path:
-    """Map a path as the sandbox sees it to the host path, for sandboxes that mount the repo."""
+def repo_relative(workdir: str, path: str) -> str | None:
+    """A path as the sandbox sees it, relative to the repository; None when it is outside."""
     p = Path(path)
     if not p.is_absolute():
-        return repo / p
+        return str(p)
     try:
-        return repo / p.relative_to(workdir)
+        relative = p.relative_to(workdir)
     except ValueError:
-        return p
+        return None
+    return str(relative) if relative.parts else None

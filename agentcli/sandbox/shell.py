@@ -1,9 +1,10 @@
 """The persistent-shell driver every sandbox backend shares.
 
 One long-lived bash per session reads one control line per command from its stdin. The command
-text travels as a file in a control directory that both sides see (the driver writes it at its host
-path, the shell reads it at its sandbox path); the command's interleaved stdout and stderr go to a
-file beside it, so output of any size costs no memory here. The shell answers on its stdout with a
+text travels as a file in the control channel (`channel.py`), a folder outside the repository that
+both sides see (the driver writes it through a directory file descriptor, the shell reads it at its
+sandbox path); the command's interleaved stdout and stderr go to a file beside it, so output of any
+size costs no memory here. The shell answers on its stdout with a
 sentinel line that carries a per-session token and the exit code.
 """
 
@@ -19,12 +20,12 @@ import shlex
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Protocol
 
 from agentcli.sandbox.base import Observation
+from agentcli.sandbox.channel import KEPT_OUTPUTS, Channel
 
 DEFAULT_TIMEOUT = 120.0
 # Beyond the command's own timeout, how long to wait for the shell before declaring it dead.
@@ -33,7 +34,6 @@ SHELL_GRACE = 15.0
 DEFAULT_OUTPUT_LIMIT = 6000
 
 _PARSE_ERROR = re.compile(r"/\d{4}\.sh: line \d+: (syntax error|unexpected EOF)")
-_ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
 
 class ShellTransport(Protocol):
@@ -51,7 +51,9 @@ class ShellTransport(Protocol):
 class ProcessTransport:
     """A bash started as a local process (directly, or through a wrapper such as bwrap)."""
 
-    def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str], stderr_path: Path, preexec=None):
+    def __init__(
+        self, argv: list[str], *, cwd: Path, env: dict[str, str], stderr_path: Path, preexec=None, pass_fds=()
+    ):
         self._stderr = open(stderr_path, "ab")  # noqa: SIM115 - lives as long as the process
         self.proc = subprocess.Popen(
             argv,
@@ -62,6 +64,7 @@ class ProcessTransport:
             env=env,
             start_new_session=True,
             preexec_fn=preexec,
+            pass_fds=pass_fds,
         )
         self._buffer = b""
 
@@ -115,14 +118,6 @@ def kill_session(sid: int) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-@dataclass
-class OutputFile:
-    """Where a command's output lands: the host path (read here) and the sandbox path (shown)."""
-
-    host: Path
-    inside: str
-
-
 class PersistentShell:
     """Runs commands one at a time in a long-lived bash, restarting it if it dies.
 
@@ -144,7 +139,7 @@ class PersistentShell:
         beside the commands). `oom_note`: inside a container with a memory cgroup, report kills by
         its OOM killer with this reason (e.g. "killed: out of memory (limit 4096 MiB)")."""
         self._start_transport = start_transport
-        self.control_host = control_host
+        self.channel = Channel(control_host)
         self.control_inside = control_inside.rstrip("/")
         self.scratch_inside = (scratch_inside or f"{self.control_inside}/.shell").rstrip("/")
         self.output_limit = output_limit
@@ -153,11 +148,11 @@ class PersistentShell:
         self._transport: ShellTransport | None = None
         self._count = 0
         self.restarts = 0
-        self._fifo: Path | None = None
+        self._fifo: str | None = None
         self._interrupt_fd: int | None = None
 
     def start(self) -> None:
-        self.control_host.mkdir(parents=True, exist_ok=True)
+        self.channel.open()
         self._launch()
         # A first round trip proves the shell is up and has read the bootstrap.
         probe = self.run("true", timeout=30)
@@ -170,6 +165,7 @@ class PersistentShell:
             self._transport.close()
             self._transport = None
         self._close_fifo()
+        self.channel.close()
 
     def run(self, command: str, timeout: float | None = None) -> Observation:
         if self._transport is None:
@@ -177,7 +173,9 @@ class PersistentShell:
         timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self._count += 1
         cid = f"{self._count:04d}"
-        (self.control_host / f"{cid}.sh").write_text(command if command.endswith("\n") else command + "\n")
+        self.channel.create(f"{cid}.sh", (command if command.endswith("\n") else command + "\n").encode())
+        if self._count > KEPT_OUTPUTS:
+            self.channel.forget(self._count - KEPT_OUTPUTS)
         seconds = max(1, math.ceil(timeout)) if timeout > 0 else 0
         ctl = self.control_inside
         sentinel = f"__AC_{self._token}_{cid}"
@@ -200,7 +198,6 @@ class PersistentShell:
             self._interrupt(sentinel)
             raise
         duration = time.monotonic() - started
-        out = OutputFile(self.control_host / f"{cid}.out", f"{ctl}/{cid}.out")
         killed_reason = None
         if answer is None:
             killed_reason = "the shell stopped answering and was restarted; cwd and variables were reset"
@@ -210,10 +207,10 @@ class PersistentShell:
             exit_code, flags = answer
             if "oom" in flags.split(","):
                 killed_reason = self.oom_note or "killed: out of memory"
-        timed_out = (self.control_host / f"{cid}.timeout").exists()
-        text, total, truncated = read_head_tail(out.host, self.output_limit)
+        timed_out = self.channel.exists(f"{cid}.timeout")
+        text, total, truncated = self.channel.read_head_tail(f"{cid}.out", self.output_limit)
         # Multi-line commands are checked with `bash -n` first; a single line that fails to parse never starts.
-        syntax_error = (self.control_host / f"{cid}.syntax").exists() or (
+        syntax_error = self.channel.exists(f"{cid}.syntax") or (
             exit_code == 2 and _PARSE_ERROR.search(text) is not None
         )
         # bash names the command's file in its errors; say "bash" as an interactive shell would, so the
@@ -226,7 +223,7 @@ class PersistentShell:
             duration=duration,
             total_bytes=total,
             truncated=truncated,
-            output_path=out.inside,
+            output_path=f"{ctl}/{cid}.out",
             timed_out=timed_out,
             syntax_error=syntax_error,
             killed_reason=killed_reason,
@@ -251,7 +248,7 @@ class PersistentShell:
         """Start a bash and send it the bootstrap, with a fresh watchdog FIFO."""
         self._open_fifo()
         self._transport = self._start_transport()
-        fifo = f"{self.control_inside}/{self._fifo.name}" if self._fifo is not None else ""
+        fifo = f"{self.control_inside}/{self._fifo}" if self._fifo is not None else ""
         names = {
             "__AC_CTL__": self.control_inside,
             "__AC_TMP__": self.scratch_inside,
@@ -267,12 +264,10 @@ class PersistentShell:
         # Each shell gets its own FIFO, so a watchdog left by a dead shell never reads the new one's lines.
         # Both sides open it read-write, so neither blocks and it never reaches end of file.
         self._close_fifo()
-        path = self.control_host / f"watchdog.{self.restarts}"
+        name = f"watchdog.{self.restarts}"
         try:
-            path.unlink(missing_ok=True)
-            os.mkfifo(path, 0o600)
-            self._interrupt_fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
-            self._fifo = path
+            self._interrupt_fd = self.channel.make_fifo(name)
+            self._fifo = name
         except OSError:
             self._fifo = None  # the shell then makes a private pipe; interrupts restart the shell instead
 
@@ -287,7 +282,7 @@ class PersistentShell:
             os.close(self._interrupt_fd)
             self._interrupt_fd = None
         if self._fifo is not None:
-            self._fifo.unlink(missing_ok=True)
+            self.channel.remove(self._fifo)
             self._fifo = None
 
     def _interrupt(self, sentinel: str) -> None:
@@ -310,37 +305,3 @@ class PersistentShell:
             self._transport = None
         self.restarts += 1
         self._launch()
-
-
-def read_head_tail(path: Path, limit: int) -> tuple[str, int, bool]:
-    """Read a file's text for the model: all of it when short, else its head and tail.
-
-    Reads at most `limit` bytes from each end however large the file is, so memory stays flat.
-    Returns (text, total bytes, truncated).
-    """
-    try:
-        total = path.stat().st_size
-    except FileNotFoundError:
-        return "", 0, False
-    with open(path, "rb") as f:
-        if total <= limit:
-            return clean_output(f.read()), total, False
-        half = limit // 2
-        head = f.read(half)
-        f.seek(total - half)
-        tail = f.read(half)
-    head = head[: head.rfind(b"\n") + 1] or head
-    nl = tail.find(b"\n")
-    tail = tail[nl + 1 :] if 0 <= nl < len(tail) - 1 else tail
-    omitted = total - len(head) - len(tail)
-    marker = f"\n[... {omitted} bytes omitted ...]\n".encode()
-    return clean_output(head + marker + tail), total, True
-
-
-def clean_output(data: bytes) -> str:
-    """Decode output for the model: drop colour codes, keep only the last state of \\r-redrawn lines."""
-    data = _ANSI.sub(b"", data)
-    text = data.decode("utf-8", errors="replace")
-    if "\r" in text:
-        text = "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n"))
-    return text

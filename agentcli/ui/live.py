@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from agentcli import untrusted
 from agentcli.events import (
     CommandFinished,
     CommandStarted,
@@ -26,7 +27,7 @@ from agentcli.events import (
     RunStarted,
     TokenStreamed,
 )
-from agentcli.sandbox.shell import clean_output
+from agentcli.sandbox.channel import clean_output
 from agentcli.ui.console import HEAD_LINES, TAIL_LINES, ConsoleRenderer
 
 _POLL = 0.05
@@ -152,8 +153,8 @@ class OutputTail:
     def _read(self) -> None:
         if self.path is None:
             return
-        try:
-            with open(self.path, "rb") as f:
+        try:  # the sandbox writes there: a link it planted is not followed
+            with untrusted.open_file(self.control_dir, self.path.name) as f:
                 f.seek(self._offset)
                 chunk = f.read(1 << 20)
         except OSError:
@@ -279,9 +280,9 @@ class LiveRenderer(ConsoleRenderer):
 
 
 def _read_end(path: Path, size: int = 64 * 1024) -> bytes:
-    """The last `size` bytes of a file (whole lines only), however large it is."""
+    """The last `size` bytes of an output file (whole lines only), however large it is."""
     try:
-        with open(path, "rb") as f:
+        with untrusted.open_file(path.parent, path.name) as f:
             f.seek(0, 2)
             end = f.tell()
             f.seek(max(0, end - size))

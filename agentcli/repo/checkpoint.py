@@ -1,62 +1,39 @@
 """Checkpoints of the user's whole working state, so `agentcli undo` restores it exactly.
 
 A checkpoint is a commit object under `refs/agentcli/checkpoints/<session>` whose tree is the
-working tree (tracked, modified and untracked files; ignored files are not included), built in a
-temporary index so the user's own index is never touched. Its message records the tree of the
-user's index (what was staged) and where HEAD pointed, so both come back too.
+working tree (tracked, modified and untracked files), built in a temporary index so the user's own
+index is never touched. Its message records the tree of the user's index (what was staged), where
+HEAD pointed, the branches there were, and a tree of the ignored files (`.env`, local data) under a
+size cap, so all of them come back too. Every checkpoint is also copied outside the repository
+(`mirror.py`), where the sandbox cannot reach it: that copy is what `undo` trusts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
+import stat
+import tempfile
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli import untrusted
 from agentcli.errors import UsageError
+from agentcli.repo import mirror
+from agentcli.repo.git import EMPTY_TREE, Git, GitError
 
 CHECKPOINT_REFS = "refs/agentcli/checkpoints"
 BEFORE_UNDO_REFS = "refs/agentcli/before-undo"
-EXCLUDE_LINE = ".agentcli/"
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-
-class Git:
-    """A thin runner for git commands in one repository (through GitPython's command wrapper)."""
-
-    def __init__(self, root: Path):
-        import git
-
-        self.root = root
-        self._git = git.Git(str(root))
-        self._error = git.GitCommandError
-
-    def __call__(self, *args: str, env: dict[str, str] | None = None) -> str:
-        return self._git.execute(["git", *args], env={**os.environ, **(env or {})})
-
-    def run_with_input(self, args: list[str], text: str, env: dict[str, str] | None = None) -> str:
-        """Run with `text` on standard input (e.g. a commit message for commit-tree -F -)."""
-        import subprocess
-
-        done = subprocess.run(
-            ["git", *args], input=text, capture_output=True, text=True, cwd=self.root, env={**os.environ, **(env or {})}
-        )
-        if done.returncode != 0:
-            raise self._error(["git", *args], done.returncode, done.stderr)
-        return done.stdout.strip()
-
-    def try_(self, *args: str, env: dict[str, str] | None = None) -> str | None:
-        """Run and return stdout, or None when git exits non-zero."""
-        try:
-            return self(*args, env=env)
-        except self._error:
-            return None
-
-    @property
-    def git_dir(self) -> Path:
-        return Path(self("rev-parse", "--absolute-git-dir"))
+OWN_FOLDER = ".agentcli/"  # where older versions kept their sessions inside the repository
+# Ignored files (`.env`, local data) a checkpoint keeps: each at most this big, all together at most that.
+IGNORED_FILE_CAP = 10 * 1024 * 1024
+IGNORED_TOTAL_CAP = 100 * 1024 * 1024
+# Files of the git folder that git reads as settings and that are not mounted read-only in the sandbox
+# (they may not exist, and a mount would create them): `commondir` would point git at other settings.
+PLANTABLE = ("commondir", "config.worktree")
 
 
 def find_repo_root(path: Path) -> Path | None:
@@ -69,14 +46,16 @@ def find_repo_root(path: Path) -> Path | None:
         return None
 
 
-def ensure_excluded(git: Git) -> None:
-    """Keep agentcli's session files out of the user's status, diffs and checkpoints."""
-    exclude = git.git_dir / "info" / "exclude"
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    current = exclude.read_text() if exclude.exists() else ""
-    if EXCLUDE_LINE not in current.splitlines():
-        with open(exclude, "a") as f:
-            f.write(("" if current.endswith("\n") or not current else "\n") + EXCLUDE_LINE + "\n")
+@contextlib.contextmanager
+def scratch_index(git: Git, start_from_users: bool = False) -> Iterator[dict[str, str]]:
+    """The environment of a throwaway index in a private folder (a copy of the user's index with
+    `start_from_users`); the user's own index is never touched."""
+    with tempfile.TemporaryDirectory(prefix="agentcli-index-") as folder:
+        index = Path(folder) / "index"
+        if start_from_users:
+            with contextlib.suppress(OSError):
+                index.write_bytes(untrusted.read_bytes(git.git_dir, "index"))
+        yield {"GIT_INDEX_FILE": str(index)}
 
 
 @dataclass
@@ -91,28 +70,119 @@ class Checkpoint:
     exclude: tuple[str, ...] = ()
     # The branches (refs/heads/...) there were; None for a checkpoint made before they were recorded.
     branches: tuple[str, ...] | None = None
+    # The ignored files kept (under the caps), as a tree; None where none were.
+    ignored_tree: str | None = None
+    # git's own settings (`config`, `hooks/`, `info/` of the git folder), as a tree.
+    git_tree: str | None = None
 
 
 def snapshot_tree(git: Git, exclude: tuple[str, ...] = ()) -> str:
     """The tree of the working tree as it is now (less `exclude`), written through a throwaway index."""
-    index = git.git_dir / f"agentcli-index-{uuid.uuid4().hex}"
-    real_index = git.git_dir / "index"
-    try:
-        if real_index.exists():
-            shutil.copyfile(real_index, index)
-        env = {"GIT_INDEX_FILE": str(index)}
+    with scratch_index(git, start_from_users=True) as env:
         git("add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in exclude), env=env)
         return git("write-tree", env=env)
-    finally:
-        index.unlink(missing_ok=True)
+
+
+def ignored_tree(git: Git) -> str | None:
+    """A tree of the ignored files, the shallowest and smallest first while they fit the caps (links
+    are kept as links, never followed); None where there are none."""
+    listing = git("ls-files", "-z", "--others", "--ignored", "--exclude-standard")
+    sized = []
+    for path in listing.split("\0"):
+        if not path or path.endswith("/") or path.startswith(OWN_FOLDER):
+            continue
+        found = untrusted.lstat(git.root, path)
+        if found is not None and (stat.S_ISREG(found.st_mode) or stat.S_ISLNK(found.st_mode)):
+            sized.append((path.count("/"), found.st_size, path))
+    kept, total = [], 0
+    for _, size, path in sorted(sized):
+        if size <= IGNORED_FILE_CAP and total + size <= IGNORED_TOTAL_CAP:
+            kept.append(path)
+            total += size
+    if not kept:
+        return None
+    with scratch_index(git) as env:
+        git("add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", env=env, input="\0".join(kept))
+        return git("write-tree", env=env)
+
+
+def remove_planted(root: Path, checkpoint: Checkpoint) -> list[str]:
+    """Remove the files of `PLANTABLE` that appeared in the git folder since the checkpoint (writable
+    inside the sandbox, read by the user's next git command); the ones removed."""
+    if checkpoint.git_tree is None:
+        return []
+    git = Git(root)
+    had = set(git("ls-tree", "--name-only", "-z", checkpoint.git_tree).split("\0"))
+    return [f".git/{name}" for name in PLANTABLE if name not in had and untrusted.remove(git.common_dir, name)]
+
+
+def _git_settings_files(git: Git) -> list[tuple[str, int]]:
+    """(path in the git folder, mode) of the regular files that make git run things: `config`, `hooks/`, `info/`."""
+    found = []
+    names = ["config", *PLANTABLE, *(f"{d}/{n}" for d in ("hooks", "info") for n in _names(git.common_dir / d))]
+    for relative in names:
+        status = untrusted.lstat(git.common_dir, relative)
+        if status is not None and stat.S_ISREG(status.st_mode) and status.st_size <= IGNORED_FILE_CAP:
+            found.append((relative, 0o100755 if status.st_mode & 0o111 else 0o100644))
+    return found
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return sorted(entry.name for entry in os.scandir(folder) if not entry.is_symlink())
+    except OSError:
+        return []
+
+
+def git_settings_tree(git: Git) -> str | None:
+    """A tree of the git folder's `config`, `hooks/` and `info/` as they are now."""
+    files = _git_settings_files(git)
+    if not files:
+        return None
+    lines = []
+    for relative, mode in files:
+        sha = git("hash-object", "-w", "--no-filters", "--", str(git.common_dir / relative))
+        lines.append(f"{mode:o} {sha}\t{relative}")
+    with scratch_index(git) as env:
+        git("update-index", "--index-info", env=env, input="\n".join(lines) + "\n")
+        return git("write-tree", env=env)
+
+
+def git_settings_changed(root: Path, checkpoint: Checkpoint) -> list[str]:
+    """The files of git's own settings a run changed, added or removed (`.git/hooks/pre-commit`)."""
+    if checkpoint.git_tree is None:
+        return []
+    git = Git(root)
+    now = git_settings_tree(git) or EMPTY_TREE
+    out = git("diff-tree", "-r", "--no-renames", "--name-only", "-z", checkpoint.git_tree, now)
+    return [f".git/{path}" for path in out.split("\0") if path]
+
+
+def _restore_git_settings(git: Git, checkpoint: Checkpoint) -> None:
+    """Put git's own settings back as they were at the checkpoint; hooks and info files added since go."""
+    if checkpoint.git_tree is None:
+        return
+    kept = {}
+    for line in git("ls-tree", "-r", "-z", checkpoint.git_tree).split("\0"):
+        if line:
+            meta, _, relative = line.partition("\t")
+            mode, _, sha = meta.split(" ")
+            kept[relative] = (int(mode, 8), sha)
+    for relative, _ in _git_settings_files(git):
+        if relative not in kept:
+            untrusted.remove(git.common_dir, relative)
+    for relative, (mode, sha) in kept.items():
+        untrusted.remove(git.common_dir, relative)  # a link or folder planted there goes first
+        untrusted.write_bytes(git.common_dir, relative, git.blob(sha), mode=mode & 0o777)
 
 
 def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, keep_ref: bool = True) -> Checkpoint:
     """Snapshot the working tree, index and HEAD; `keep_ref` names it under CHECKPOINT_REFS, where
     `undo` finds it (without, it lives only as long as the returned object is used)."""
     git = Git(root)
-    ensure_excluded(git)
     tree = snapshot_tree(git, exclude)
+    ignored = ignored_tree(git)
+    settings = git_settings_tree(git)
     index_tree = git.try_("write-tree")
     head = git.try_("rev-parse", "-q", "--verify", "HEAD^{commit}")
     head_ref = git.try_("symbolic-ref", "-q", "HEAD")
@@ -126,13 +196,23 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
             f"head-ref: {head_ref or '-'}",
             f"exclude: {json.dumps(list(exclude))}",
             f"branches: {json.dumps(list(branches))}",
+            f"ignored-tree: {ignored or '-'}",
+            f"git-tree: {settings or '-'}",
         ]
     )
-    args = ["commit-tree", tree, "-m", message] + (["-p", head] if head else [])
-    commit = git(*args, env=fallback_identity())
+    # The extra trees hang from parent commits of their own, so that copying the checkpoint copies them.
+    identity = fallback_identity()
+    parents = [head] if head else []
+    extras = ((index_tree, "index"), (ignored, "ignored"), (settings, "git"))
+    parents += [git("commit-tree", t, "-m", what, env=identity) for t, what in extras if t]
+    commit = git(
+        "commit-tree", tree, "-m", message, *(arg for parent in parents for arg in ("-p", parent)), env=identity
+    )
+    checkpoint = Checkpoint(name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches, ignored, settings)
     if keep_ref:
         git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
-    return Checkpoint(name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches)
+        mirror.keep(git, f"{CHECKPOINT_REFS}/{name}", commit)
+    return checkpoint
 
 
 def fallback_identity() -> dict[str, str]:
@@ -146,17 +226,16 @@ def fallback_identity() -> dict[str, str]:
 
 
 def load_checkpoint(root: Path, name: str | None = None, refs: str = CHECKPOINT_REFS) -> Checkpoint:
-    """A named checkpoint, or the newest one."""
-    git = Git(root)
+    """A named checkpoint, or the newest one: from agentcli's own copy outside the repository, which
+    the sandbox cannot reach (from the repository's refs only where no such copy exists: checkpoints
+    made by versions before it)."""
+    git = mirror.repository(root) or Git(root)
     if name is None:
         listing = git("for-each-ref", "--sort=-committerdate", "--count=1", "--format=%(refname)", refs)
         if not listing:
             raise UsageError("no agentcli checkpoint in this repository: nothing to undo")
-        ref = listing.strip()
-        name = ref.rsplit("/", 1)[-1]
-    else:
-        ref = f"{refs}/{name}"
-    commit = git.try_("rev-parse", "-q", "--verify", f"{ref}^{{commit}}")
+        name = listing.strip().rsplit("/", 1)[-1]
+    commit = git.try_("rev-parse", "-q", "--verify", f"{refs}/{name}^{{commit}}")
     if commit is None:
         raise UsageError(f"no checkpoint named {name!r} (see `agentcli sessions`)")
     fields = {}
@@ -173,6 +252,8 @@ def load_checkpoint(root: Path, name: str | None = None, refs: str = CHECKPOINT_
         head_ref=fields.get("head-ref"),
         exclude=tuple(json.loads(fields.get("exclude") or "[]")),
         branches=tuple(json.loads(fields["branches"])) if fields.get("branches") else None,
+        ignored_tree=fields.get("ignored-tree"),
+        git_tree=fields.get("git-tree"),
     )
 
 
@@ -199,6 +280,17 @@ def untouched_since(root: Path, checkpoint: Checkpoint) -> bool:
     )
 
 
+def damaged(root: Path, checkpoint: Checkpoint) -> bool:
+    """Whether the repository lost its git data since the checkpoint (`rm -rf .git`, its commits deleted)."""
+    try:
+        git = Git(root)
+    except GitError:
+        return True
+    if git.try_("rev-parse", "--git-dir") is None:
+        return True
+    return checkpoint.head is not None and git.try_("cat-file", "-e", f"{checkpoint.head}^{{commit}}") is None
+
+
 def moved_since(root: Path, checkpoint: Checkpoint) -> bool:
     """Whether HEAD is at another commit than at the checkpoint (a commit made, or checked out)."""
     return Git(root).try_("rev-parse", "-q", "--verify", "HEAD^{commit}") != checkpoint.head
@@ -217,7 +309,7 @@ def diff_since(root: Path, checkpoint: Checkpoint, *, stat: bool = False) -> str
     """The change made since the checkpoint, as a patch (or a diffstat)."""
     git = Git(root)
     now = snapshot_tree(git, checkpoint.exclude)
-    args = ["diff", "--stat"] if stat else ["diff", "--binary", "--full-index"]
+    args = ["diff", "--no-ext-diff", "--no-textconv"] + (["--stat"] if stat else ["--binary", "--full-index"])
     return git(*args, checkpoint.tree, now)
 
 
@@ -228,7 +320,7 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
     The state being replaced is saved first (`refs/agentcli/before-undo/<name>`), so an undo can
     itself be taken back.
     """
-    git = Git(root)
+    git = mirror.recover(root, checkpoint.commit, checkpoint.head_ref)
     before = create_checkpoint(
         root, f"undo-{checkpoint.name}-{uuid.uuid4().hex[:6]}", checkpoint.exclude, keep_ref=False
     )
@@ -239,23 +331,24 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
     for status, path in zip(fields[0::2], fields[1::2], strict=False):
         (added if status == "A" else restored).append(path)
     for path in added:
-        target = root / path
-        if target.is_symlink() or target.is_file():
-            target.unlink()
-        _prune_empty_dirs(root, target.parent)
+        untrusted.remove(root, path)
+        if "/" in path:
+            untrusted.remove_empty_folders(root, path.rsplit("/", 1)[0])
     if restored:
-        index = git.git_dir / f"agentcli-index-{uuid.uuid4().hex}"
-        env = {"GIT_INDEX_FILE": str(index)}
-        try:
+        with scratch_index(git) as env:
             git("read-tree", checkpoint.tree, env=env)
             for path in restored:
-                target = root / path
-                if target.is_dir() and not target.is_symlink():
-                    shutil.rmtree(target)
+                found = untrusted.lstat(root, path)
+                if found is not None and stat.S_ISDIR(found.st_mode):
+                    untrusted.remove(root, path)
             for chunk in _chunks(restored, 500):
                 git("checkout-index", "-f", "--", *chunk, env=env)
-        finally:
-            index.unlink(missing_ok=True)
+    if checkpoint.ignored_tree:
+        # Ignored files come back as they were (git's checkout replaces a link on the way, never follows it).
+        with scratch_index(git) as env:
+            git("read-tree", checkpoint.ignored_tree, env=env)
+            git("checkout-index", "-f", "-a", env=env)
+    _restore_git_settings(git, checkpoint)
     _restore_head(git, checkpoint, before)
     if remove_branches:
         _remove_new_branches(git, checkpoint)
@@ -272,7 +365,7 @@ def uncommitted_entries(root: Path) -> set[str]:
 def ignored_entries(root: Path) -> set[str]:
     """Ignored files and directories (collapsed) present now, outside agentcli's own folder."""
     out = Git(root)("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-    return {entry for entry in out.split("\0") if entry and not entry.startswith(EXCLUDE_LINE)}
+    return {entry for entry in out.split("\0") if entry and not entry.startswith(OWN_FOLDER)}
 
 
 def remove_created_ignored(root: Path, before: set[str], after: set[str]) -> list[str]:
@@ -281,17 +374,7 @@ def remove_created_ignored(root: Path, before: set[str], after: set[str]) -> lis
     Only entries absent before the run and present at its end are touched, so ignored files the
     user creates later are left alone.
     """
-    removed = []
-    for entry in sorted(after - before):
-        target = root / entry.rstrip("/")
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target, ignore_errors=True)
-        elif target.exists() or target.is_symlink():
-            target.unlink()
-        else:
-            continue
-        removed.append(entry)
-    return removed
+    return [entry for entry in sorted(after - before) if untrusted.remove(root, entry.rstrip("/"))]
 
 
 def _restore_head(git: Git, checkpoint: Checkpoint, now: Checkpoint) -> None:
@@ -319,17 +402,6 @@ def _remove_new_branches(git: Git, checkpoint: Checkpoint) -> None:
             branch = ref.removeprefix("refs/heads/")
             git("update-ref", f"{BEFORE_UNDO_REFS}/{checkpoint.name}-branches/{branch}", ref)
             git("update-ref", "-d", ref)
-
-
-def _prune_empty_dirs(root: Path, directory: Path) -> None:
-    root = root.resolve()
-    directory = directory.resolve()
-    while directory != root and root in directory.parents:
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
 
 
 def _chunks(items: list[str], size: int):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli import untrusted
 from agentcli.context.tokens import estimate_tokens
 from agentcli.repo.ranking import mentioned_files, mentioned_identifiers, stem_matches
 
@@ -46,12 +47,10 @@ class Excerpt:
         return f"{self.path}{note}:\n{fence}{language}\n{self.text.rstrip(chr(10))}\n{fence}"
 
 
-def read_text(path: Path) -> str | None:
-    """The file's text, or None for what is not a small UTF-8 text file."""
+def read_text(root: Path, relative: str) -> str | None:
+    """The file's text, or None for what is not a small UTF-8 text file (or is a link)."""
     try:
-        if not path.is_file() or path.is_symlink():
-            return None
-        data = path.read_bytes()[: MAX_FILE_BYTES + 1]
+        data = untrusted.read_bytes(root, relative, MAX_FILE_BYTES + 1)
     except OSError:
         return None
     if b"\0" in data:
@@ -62,10 +61,10 @@ def read_text(path: Path) -> str | None:
         return None
 
 
-def line_count(path: Path) -> int:
+def line_count(root: Path, relative: str) -> int:
     """Lines in the file, counted without holding it in memory."""
     count, last = 0, b"\n"
-    with path.open("rb") as f:
+    with untrusted.open_file(root, relative) as f:
         while chunk := f.read(1 << 20):
             count += chunk.count(b"\n")
             last = chunk[-1:]
@@ -99,7 +98,7 @@ def select_excerpts(
     texts: dict[str, str] = {}
     for rel in files:
         if rel in first or is_code(rel):
-            text = read_text(root / rel)
+            text = read_text(root, rel)
             if text is not None and text.strip():
                 texts[rel] = text
     rest = sorted((p for p in texts if p not in first), key=lambda p: (len(texts[p]), p))
@@ -114,7 +113,7 @@ def select_excerpts(
             chosen.append(whole)
             left -= cost
         elif rel in named:
-            head = _head_within(rel, lines, line_count(root / rel), left, count_tokens)
+            head = _head_within(rel, lines, line_count(root, rel), left, count_tokens)
             if head is not None:
                 chosen.append(head)
                 left -= count_tokens(head.render())

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.errors import UsageError
-from agentcli.repo.checkpoint import Checkpoint, Git, fallback_identity, snapshot_tree
+from agentcli.repo.checkpoint import Checkpoint, fallback_identity, scratch_index, snapshot_tree
+from agentcli.repo.git import Git
 
 
 @dataclass
@@ -61,7 +61,8 @@ def validate_branch(root: Path, requested: str | None) -> None:
 def change_patch(root: Path, checkpoint: Checkpoint) -> str:
     """The run's change as a binary-safe patch against the checkpoint."""
     git = Git(root)
-    patch = git("diff", "--binary", "--full-index", checkpoint.tree, snapshot_tree(git, checkpoint.exclude))
+    now = snapshot_tree(git, checkpoint.exclude)
+    patch = git("diff", "--no-ext-diff", "--no-textconv", "--binary", "--full-index", checkpoint.tree, now)
     return patch + "\n" if patch and not patch.endswith("\n") else patch
 
 
@@ -69,18 +70,14 @@ def commit_change(root: Path, checkpoint: Checkpoint, branch: str, message: str)
     """Commit the run's change on top of the checkpoint's HEAD as `branch`; return the commit id."""
     git = Git(root)
     patch = change_patch(root, checkpoint)
-    index = git.git_dir / f"agentcli-index-{uuid.uuid4().hex}"
-    patch_file = git.git_dir / f"agentcli-patch-{uuid.uuid4().hex}"
-    env = {"GIT_INDEX_FILE": str(index)}
-    try:
-        patch_file.write_text(patch)
+    with scratch_index(git) as env:
         if checkpoint.head:
             git("read-tree", checkpoint.head, env=env)
         else:
             git("read-tree", "--empty", env=env)
         if patch.strip():
             try:
-                git("apply", "--cached", "--binary", "--3way", str(patch_file), env=env)
+                git("apply", "--cached", "--binary", "--3way", env=env, input=patch)
             except Exception:
                 raise UsageError(
                     "the change overlaps uncommitted work it could not be separated from; "
@@ -91,9 +88,6 @@ def commit_change(root: Path, checkpoint: Checkpoint, branch: str, message: str)
         if checkpoint.head:
             args += ["-p", checkpoint.head]
         commit = _commit_tree(git, args, message)
-    finally:
-        index.unlink(missing_ok=True)
-        patch_file.unlink(missing_ok=True)
     git("update-ref", "-m", "agentcli: commit the run's change", f"refs/heads/{branch}", commit, "0" * 40)
     return commit
 
@@ -102,7 +96,7 @@ def _commit_tree(git: Git, args: list[str], message: str) -> str:
     """commit-tree with the user's identity, or agentcli's where none is configured."""
     env = {} if git.try_("config", "user.email") else fallback_identity()
     env = {**env, **{k: v for k, v in os.environ.items() if k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}}
-    return git.run_with_input(args, message, env=env)
+    return git(*args, env=env, input=message)
 
 
 def commit_message(task: str, summary: str, session_id: str) -> str:

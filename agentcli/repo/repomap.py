@@ -17,14 +17,15 @@ from __future__ import annotations
 import logging
 import os
 import stat
-import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli import untrusted
 from agentcli.context.tokens import estimate_tokens
 from agentcli.errors import UsageError
+from agentcli.repo.git import Git, GitError
 from agentcli.repo.mapcache import TagCache, cache_path
 from agentcli.repo.ranking import (
     Ranking,
@@ -62,18 +63,11 @@ class MapStats:
 def list_files(root: Path) -> list[str]:
     """Relative paths of the files under `root`: git's view when it is a repository, else a walk."""
     try:
-        listing = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root,
-            capture_output=True,
-            timeout=120,
-        )
-    except (OSError, subprocess.SubprocessError) as e:
+        listing = Git(root)("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    except (OSError, GitError) as e:
         log.debug("git ls-files unavailable in %s: %s", root, e)
     else:
-        if listing.returncode == 0:
-            names = listing.stdout.decode("utf-8", "surrogateescape").split("\0")
-            return sorted({n for n in names if n and not SKIP_DIRS.intersection(n.split("/")[:-1])})
+        return sorted({n for n in listing.split("\0") if n and not SKIP_DIRS.intersection(n.split("/")[:-1])})
     return _walk(root)
 
 
@@ -124,7 +118,7 @@ def collect_tags(
         if language is None and "." in name.lstrip("."):
             continue  # an extension the map does not cover
         try:
-            st = os.stat(os.path.join(base, rel))
+            st = os.stat(os.path.join(base, rel), follow_symlinks=False)
         except OSError:
             continue
         if not stat.S_ISREG(st.st_mode):
@@ -139,7 +133,7 @@ def collect_tags(
                 stats.files += 1
                 stats.skipped += 1
             continue
-        tags = _parse_file(os.path.join(base, rel), rel, language, st.st_size, max_file_bytes)
+        tags = _parse_file(Path(base), rel, language, st.st_size, max_file_bytes)
         store.put(rel, st.st_mtime_ns, st.st_size, tags)
         if tags is None:
             if language is not None:
@@ -156,13 +150,13 @@ def collect_tags(
     return result
 
 
-def _parse_file(path: str, rel: str, language: str | None, size: int, max_bytes: int) -> FileTags | None:
+def _parse_file(base: Path, rel: str, language: str | None, size: int, max_bytes: int) -> FileTags | None:
     """The file's tags, or None when it is too big, binary, minified, not code, or unparsable."""
     if size > max_bytes:
         log.debug("repository map skips %s: %d bytes", rel, size)
         return None
     try:
-        with open(path, "rb") as f:
+        with untrusted.open_file(base, rel) as f:  # a link the sandbox planted is not followed
             if language is None:  # no extension: a script only if its `#!` line says so
                 language = language_from_shebang(f.read(256))
                 if language is None:

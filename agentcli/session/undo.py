@@ -6,8 +6,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.errors import UsageError
 from agentcli.repo import checkpoint as cp
-from agentcli.session.journal import SESSIONS_DIR
+from agentcli.repo import mirror
+from agentcli.session.journal import sessions_dir
 
 IGNORED_RECORD = "ignored.json"
 
@@ -25,13 +27,28 @@ def record_ignored(root: Path, session_dir: Path, before: set[str]) -> None:
     (session_dir / IGNORED_RECORD).write_text(json.dumps({"before": sorted(before), "after": sorted(after)}))
 
 
+def undo_root(path: Path) -> Path:
+    """The repository to undo in, from `path`: the git work tree it is in, or the nearer folder agentcli
+    keeps checkpoints of, whose git data a run destroyed."""
+    if not path.is_dir():
+        raise UsageError(f"repository path is not a directory: {path}")
+    path = path.resolve()
+    found = cp.find_repo_root(path)
+    for candidate in [path, *path.parents]:
+        if candidate == found or mirror.repository(candidate) is not None:
+            return candidate
+    raise UsageError(f"{path} is not inside a git repository agentcli has run in: nothing to undo")
+
+
 def undo(root: Path, session: str | None = None) -> UndoReport:
     checkpoint = cp.load_checkpoint(root, session)
     restored = cp.restore(root, checkpoint)
     removed: list[str] = []
-    record = root / SESSIONS_DIR / checkpoint.name / IGNORED_RECORD
+    record = sessions_dir(root) / checkpoint.name / IGNORED_RECORD
     if record.is_file():
         data = json.loads(record.read_text())
         removed = cp.remove_created_ignored(root, set(data["before"]), set(data["after"]))
-    cp.Git(root)("update-ref", "-d", f"{cp.CHECKPOINT_REFS}/{checkpoint.name}")
+    ref = f"{cp.CHECKPOINT_REFS}/{checkpoint.name}"
+    cp.Git(root).try_("update-ref", "-d", ref)
+    mirror.forget(root, ref)
     return UndoReport(checkpoint.name, restored, removed)

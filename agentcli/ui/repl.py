@@ -25,7 +25,7 @@ from agentcli.errors import EXIT_INTERRUPTED, AgentcliError
 from agentcli.events import CommandFinished, CommandStarted
 from agentcli.paths import data_dir
 from agentcli.repo.checkpoint import Checkpoint
-from agentcli.sandbox.base import Sandbox, host_path
+from agentcli.sandbox.base import Sandbox, repo_relative
 from agentcli.session.solve import Session, Terminated, attempt, signals_interrupt
 from agentcli.ui import slash
 from agentcli.ui.approval import MODES, Answer, Approvals, default_mode
@@ -269,8 +269,9 @@ class Repl:
         full = posixpath.normpath(posixpath.join(cwd, path))
         if full != workdir and not full.startswith(workdir + "/"):
             return False
+        relative = repo_relative(workdir, full)
         try:
-            host_path(self.root, workdir, full).resolve().relative_to(self.root.resolve())
+            (self.root / (relative or ".")).resolve().relative_to(self.root.resolve())
         except ValueError:
             return False  # a symlink out of the workspace
         return True

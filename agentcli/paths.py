@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -25,6 +26,23 @@ def cache_dir() -> Path:
 def models_dir() -> Path:
     """Managed GGUF files live here."""
     return cache_dir() / "models"
+
+
+def state_dir() -> Path:
+    """`$AGENTCLI_STATE_DIR`, else `$XDG_STATE_HOME/agentcli`, else `~/.local/state/agentcli`: what agentcli
+    keeps of its runs (journals, control channels, checkpoint mirrors), where no sandbox can write."""
+    if explicit := os.environ.get("AGENTCLI_STATE_DIR"):
+        return Path(explicit)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "agentcli"
+
+
+def repo_state_dir(root: Path) -> Path:
+    """The state kept for one repository, named by its resolved path so two clones never share it."""
+    resolved = root.resolve()
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
+    name = "".join(c if c.isalnum() or c in "._-" else "-" for c in resolved.name)[:40] or "root"
+    return state_dir() / "repos" / f"{name}-{digest}"
 
 
 def data_dir() -> Path:

@@ -20,11 +20,24 @@ GIT_ENV = {
 }
 
 
+def channel_for(repo: Path) -> Path:
+    """A control channel for a sandbox over `repo`: beside it, never inside it."""
+    return repo.parent / f".{repo.name}-channel" / "commands"
+
+
 def git(repo: Path, *args: str) -> str:
     out = subprocess.run(
         ["git", *args], cwd=repo, capture_output=True, text=True, check=True, env={**os.environ, **GIT_ENV}
     )
     return out.stdout
+
+
+@pytest.fixture(autouse=True)
+def private_state(tmp_path: Path, monkeypatch) -> Path:
+    """Each test keeps agentcli's state (journals, channels, checkpoint copies) to itself, outside its repositories."""
+    state = tmp_path.parent / f".{tmp_path.name}-state"
+    monkeypatch.setenv("AGENTCLI_STATE_DIR", str(state))
+    return state
 
 
 @pytest.fixture
@@ -101,7 +114,7 @@ def sandbox_factory(request, tmp_path: Path):
     def make(**kwargs):
         repo = tmp_path / f"work{len(made) or ''}"
         repo.mkdir()
-        control = repo / ".agentcli" / "commands"
+        control = channel_for(repo)
         if request.param == "docker":
             from agentcli.sandbox.docker import DockerSandbox
 

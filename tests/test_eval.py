@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.sandbox.local import bwrap_available
+from agentcli.session.journal import sessions_dir
 
 SUITE = Path(__file__).resolve().parents[1] / "benchmarks" / "tasks"
 # Quick tasks of different kinds: a bug fix, a git chore that commits, file modes, data.
@@ -262,11 +263,11 @@ def test_bad_input_is_one_line_with_exit_2(tmp_path: Path):
 def test_journal_of_a_crashed_run_is_kept_without_its_fifo(tmp_path: Path):
     from agentcli.eval.agents import save_journal
 
-    commands = tmp_path / "work" / ".agentcli" / "sessions" / "s1" / "commands"
+    commands = sessions_dir(tmp_path / "work") / "s1" / "commands"
     commands.mkdir(parents=True)
     (commands / "0001.sh").write_text("ls\n")
     os.mkfifo(commands / "watchdog.0")  # what a run killed by a signal leaves behind
     save_journal(tmp_path / "work", tmp_path / "out")
     assert (tmp_path / "out" / "session" / "commands" / "0001.sh").read_text() == "ls\n"
     assert not (tmp_path / "out" / "session" / "commands" / "watchdog.0").exists()
-    assert not (tmp_path / "work" / ".agentcli").exists()
+    assert not sessions_dir(tmp_path / "work").exists()

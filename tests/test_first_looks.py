@@ -21,6 +21,7 @@ from agentcli.session.first_looks import (
     substitution_start,
     task_hint,
 )
+from tests.conftest import channel_for
 
 FILES = ["app.py", "backup.sh", "scripts/wordcount.py", "helpers/text.py", "README.md"]
 
@@ -103,7 +104,7 @@ def test_the_search_look_lists_every_line_holding_the_text(tmp_path: Path):
     (tmp_path / "README.md").write_text("pip install weather==1.4.2\n")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text('__version__ = "1.4.2"\nOTHER = "1x4x2"\n')
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         obs = box.run(search_look("1.4.2"))
     assert obs.ok
     assert sorted(obs.output.splitlines()) == [
@@ -116,14 +117,14 @@ def test_the_model_sees_what_ran_before_its_first_reply(tmp_path: Path):
     (tmp_path / "app.py").write_text("from textutils import slugify\n")
     seen: list[Event] = []
     model = ScriptedModel(["DONE: looked"])
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         Agent(model, box, EventBus([seen.append])).run("fix it", first_looks=["python3 app.py"])
     first_prompt = model.calls[0][-1]["content"]
     assert "Before your first reply, agentcli ran `python3 app.py` in the repository:\n[exit 1" in first_prompt
     assert "No module named 'textutils'" in first_prompt
     looked = [e for e in seen if isinstance(e, CommandFinished)]
     assert len(looked) == 1 and looked[0].step == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".agentcli", "app.py"]  # no __pycache__ left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.py"]  # no __pycache__ left
 
 
 def test_a_failing_test_shown_first_comes_with_the_code_it_calls_and_the_fix_as_the_next_reply(tmp_path: Path):
@@ -132,7 +133,7 @@ def test_a_failing_test_shown_first_comes_with_the_code_it_calls_and_the_fix_as_
         "from pager import first\n\n\ndef test_first():\n    assert first([1, 2]) == 1\n"
     )
     model = ScriptedModel(["DONE: looked"])
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         Agent(model, box, EventBus()).run("the tests fail", first_looks=[TESTS])
     first_prompt = model.calls[0][-1]["content"]
     assert (
@@ -172,7 +173,7 @@ def test_the_output_the_task_expects_of_a_command():
 def test_a_named_command_that_keeps_running_is_no_failure(tmp_path: Path):
     (tmp_path / "server.py").write_text("import time\nprint('serving', flush=True)\ntime.sleep(60)\n")
     (tmp_path / "broken.py").write_text("raise SystemExit(3)\n")
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         assert failing_command(box, "python3 server.py", timeout=1.0) is None
         assert "still fails (exit 3)" in (failing_command(box, "python3 broken.py", timeout=5.0) or "")
         assert "should print `hi`" in (

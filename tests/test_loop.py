@@ -23,11 +23,12 @@ from agentcli.events import (
 from agentcli.models.base import Message, Reply, Usage
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
+from tests.conftest import channel_for
 
 
 @pytest.fixture
 def host(tmp_path: Path):
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         yield box
 
 

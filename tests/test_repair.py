@@ -12,6 +12,7 @@ from agentcli.agent.repair import one_line_python, repair
 from agentcli.events import EventBus
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
+from tests.conftest import channel_for
 
 CONVERT = (
     "import json; import csv; with open('users.json') as f, open('users.csv', 'w', newline='') as out: "
@@ -24,7 +25,7 @@ def test_a_one_liner_with_compound_statements_runs_as_the_script_it_means(tmp_pa
     (tmp_path / "users.json").write_text(json.dumps([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bo: b"}]))
     command = f'# Step 1: convert\npython -c "{CONVERT}"'
     model = ScriptedModel([f"```bash\n{command}\n```", "DONE: converted"])
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         Agent(model, box, EventBus()).run("convert users.json to users.csv")
     assert (tmp_path / "users.csv").read_text().splitlines() == ["id,name", "1,Ada", "2,Bo: b"]
     observation = model.calls[1][-1]["content"]
@@ -64,7 +65,7 @@ def test_a_total_counted_in_loops_is_printed_once_and_may_go_to_a_file(tmp_path:
     assert (
         "                    if re.search(r'TODO', line):\n                        count += 1\nprint(count)\n" in note
     )
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         assert box.run(run).ok
     assert (tmp_path / "count.txt").read_text() == "3\n"
 
@@ -123,7 +124,7 @@ def test_quotes_inside_a_single_quoted_one_liner_are_the_programs_own(tmp_path: 
     (tmp_path / "users.json").write_text(json.dumps([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bo"}]))
     run, note = one_line_python(f"python -c '{program}'") or ("", "")
     assert "ran as this script" in note
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         assert box.run(run).ok
     assert (tmp_path / "users.csv").read_text().splitlines() == ["id,name", "1,Ada", "2,Bo"]
 
@@ -132,7 +133,7 @@ def test_a_shell_command_in_a_python_block_runs_as_the_command(tmp_path: Path):
     (tmp_path / "users.json").write_text(json.dumps([{"id": 1, "name": "Ada"}]))
     program = 'import json; print(json.load(open("users.json"))[0]["name"], end=\'\')'
     model = ScriptedModel([f"```python\npython -c '{program}'\n```", "DONE: printed"])
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         Agent(model, box, EventBus()).run("print the first name")
     observation = model.calls[1][-1]["content"]
     assert "[exit 0" in observation and "Ada" in observation

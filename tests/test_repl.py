@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.sandbox.local import bwrap_available
+from agentcli.session.journal import sessions_dir
 from tests.conftest import FIX_REPLIES, GIT_ENV, git
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is not installed (pip install -e .[dev])")
@@ -159,7 +160,7 @@ def processes_in(root: Path) -> list[str]:
 
 def journal_events(repo: Path) -> list[dict]:
     events = []
-    for path in (repo / ".agentcli" / "sessions").glob("*/events.jsonl"):
+    for path in sessions_dir(repo).glob("*/events.jsonl"):
         events += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return events
 

@@ -14,6 +14,7 @@ from agentcli.agent.loop import Agent
 from agentcli.events import EventBus
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
+from tests.conftest import channel_for
 
 
 def ctrl_c_after(seconds: float) -> threading.Timer:
@@ -62,7 +63,7 @@ def test_a_command_that_ignores_sigint_is_killed(sandbox):
 
 def test_interrupted_command_leaves_a_note_and_the_next_task_goes_on(tmp_path: Path):
     model = ScriptedModel(["```bash\nsleep 33.5\n```", "```bash\necho next\n```", "DONE: ok", "DONE: ok"])
-    with HostSandbox(tmp_path, tmp_path / ".agentcli" / "commands") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         agent = Agent(model, box, EventBus())
         ctrl_c_after(0.5)
         with pytest.raises(KeyboardInterrupt):

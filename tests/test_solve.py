@@ -14,6 +14,7 @@ import pytest
 
 from agentcli.sandbox.factory import docker_ready
 from agentcli.sandbox.local import bwrap_available
+from agentcli.session.journal import sessions_dir
 from tests.conftest import FIX_REPLIES, git
 
 
@@ -116,10 +117,12 @@ def test_json_events_and_journal(failing_repo: Path, write_replies):
     assert kinds.index("command_finished") < kinds.index("model_started")
     final = events[-1]
     assert final["status"] == "finished" and final["files_changed"] == ["calc.py"] and final["steps"] == 4
-    journal = failing_repo / ".agentcli" / "sessions" / final["session_id"] / "events.jsonl"
+    journal = sessions_dir(failing_repo) / final["session_id"] / "events.jsonl"
     journaled = [json.loads(line)["type"] for line in journal.read_text().splitlines()]
     assert journaled[-1] == "result" and journaled.count("command_finished") == 4
-    assert git(failing_repo, "status", "--porcelain").strip() == "M calc.py"  # .agentcli/ stays out of status
+    assert (
+        git(failing_repo, "status", "--porcelain").strip() == "M calc.py"
+    )  # agentcli leaves nothing in the repository
 
 
 def test_step_limit_exits_1(failing_repo: Path, write_replies):
@@ -618,7 +621,7 @@ def test_done_while_the_repository_tests_fail_is_questioned_with_their_output(
     assert len(objections) == 1 and "the repository's tests fail" in objections[0]
     assert "assert -1 == 5" in objections[0]  # pytest's own account of the failure
     # Checking left nothing behind in the repository.
-    assert git(failing_repo, "status", "--porcelain", "--ignored").split() == ["M", "calc.py", "!!", ".agentcli/"]
+    assert git(failing_repo, "status", "--porcelain", "--ignored").split() == ["M", "calc.py"]
 
 
 def test_done_with_staged_changes_left_uncommitted_is_questioned(failing_repo: Path, write_replies):

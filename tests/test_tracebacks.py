@@ -9,6 +9,7 @@ from agentcli.agent.tracebacks import excerpt, failure_location, without_library
 from agentcli.events import CommandStarted, Event, EventBus, FormatError
 from agentcli.models.scripted import ScriptedModel
 from agentcli.sandbox.local import HostSandbox
+from tests.conftest import channel_for
 
 PYTHON_TRACEBACK = """Traceback (most recent call last):
   File "/w/main.py", line 20, in <module>
@@ -56,7 +57,7 @@ def drive(repo: Path, replies: list[str], task: str) -> tuple[ScriptedModel, lis
     """Run the loop on `repo` with scripted replies; the model (with the prompts it saw) and the events."""
     seen: list[Event] = []
     model = ScriptedModel(replies)
-    with HostSandbox(repo, repo / ".agentcli" / "commands") as box:
+    with HostSandbox(repo, channel_for(repo)) as box:
         Agent(model, box, EventBus([seen.append])).run(task)
     return model, seen
 

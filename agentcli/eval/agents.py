@@ -20,6 +20,8 @@ from agentcli.errors import EXIT_UNAVAILABLE
 from agentcli.eval.procs import Children, Finished
 from agentcli.eval.tasks import Task
 from agentcli.eval.workspace import Workspace, harness_env
+from agentcli.paths import repo_state_dir
+from agentcli.session.journal import sessions_dir
 
 # A run gets the task's timeout as its own wall clock; past it plus this grace (a model reply
 # started just before the limit, closing the sandbox), the harness stops it.
@@ -176,16 +178,12 @@ def from_result_event(result: dict | None, done: Finished) -> AgentRun:
 
 
 def save_journal(workdir: Path, out_dir: Path) -> None:
-    """Move agentcli's session records out of the work dir into the trajectory folder.
-
-    The tests then see only what the agent did to the repository, not agentcli's bookkeeping.
-    """
-    records = workdir / ".agentcli"
-    sessions = records / "sessions"
+    """Move agentcli's session records of the work dir (kept in its state folder) into the trajectory folder."""
+    sessions = sessions_dir(workdir)
     if sessions.is_dir():
         for session in sorted(p for p in sessions.iterdir() if p.is_dir()):
             shutil.copytree(session, out_dir / "session", dirs_exist_ok=True, symlinks=True, ignore=_special_files)
-    shutil.rmtree(records, ignore_errors=True)
+    shutil.rmtree(repo_state_dir(workdir), ignore_errors=True)
 
 
 def _special_files(directory: str, names: list[str]) -> list[str]:

@@ -8,21 +8,26 @@ import time
 from pathlib import Path
 
 from agentcli.events import Event
-
-SESSIONS_DIR = Path(".agentcli") / "sessions"
+from agentcli.paths import repo_state_dir
 
 
 def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
+def sessions_dir(root: Path) -> Path:
+    """Where the sessions run in the repository at `root` are kept: agentcli's state folder, never
+    the repository, which the sandbox can write."""
+    return repo_state_dir(root) / "sessions"
+
+
 class Journal:
-    """`<repo>/.agentcli/sessions/<id>/events.jsonl`; command files and full outputs live beside it."""
+    """`<state>/repos/<repo>/sessions/<id>/events.jsonl`; the control channel (`commands/`) lives beside it."""
 
     def __init__(self, root: Path, session_id: str):
         self.session_id = session_id
-        self.dir = root / SESSIONS_DIR / session_id
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir = sessions_dir(root) / session_id
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = self.dir / "events.jsonl"
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - open for the session
 

@@ -8,11 +8,13 @@ import os
 import re
 import shlex
 import signal
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli import untrusted
 from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
 from agentcli.agent.expected import only_tests
@@ -35,6 +37,7 @@ from agentcli.models.base import Model, ModelError, ModelUnavailable
 from agentcli.models.resolve import create_model, default_model_name
 from agentcli.repo import checkpoint as cp
 from agentcli.repo import publish
+from agentcli.repo.git import GitError
 from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
 from agentcli.repo.repomap import MAX_FILE_BYTES
@@ -61,7 +64,7 @@ from agentcli.session.first_looks import (
     substitution_start,
     task_hint,
 )
-from agentcli.session.journal import SESSIONS_DIR, Journal, new_session_id
+from agentcli.session.journal import Journal, new_session_id, sessions_dir
 from agentcli.session.outputs import (
     copied_input,
     dropped_key,
@@ -249,7 +252,7 @@ class Session:
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
         agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context)
-        agent.finish_checks = [
+        checks = [
             ("unchanged", self._nothing_changed),
             ("syntax", self._broken_python),
             ("empty", self._empty_new_file),
@@ -259,8 +262,8 @@ class Session:
             ("committed", self._no_commit),
         ]
         if approve is None:  # where commands need the user's approval, none runs unasked
-            agent.finish_checks.append(("tests", self._failing_tests))
-            agent.finish_checks.append(("examples", self._failing_examples))
+            checks += [("tests", self._failing_tests), ("examples", self._failing_examples)]
+        agent.finish_checks = [(name, _unless_git_broke(check)) for name, check in checks]
         return agent
 
     def _nothing_changed(self) -> str | None:
@@ -280,10 +283,9 @@ class Session:
         """An objection to "done" while a file the task names, and asks for, does not exist, or is not
         what the task says (see `output_problem`)."""
         for name in outputs:
-            path = self.root / name
-            if not path.is_file():
+            text = untrusted.try_read_text(self.root, name)
+            if text is None:
                 return f"{name}, which the task names, does not exist: write it (the task's result goes in that file)."
-            text = path.read_text(errors="replace")
             if problem := output_problem(name, text, task, only_output=len(outputs) == 1):
                 return problem
             for check in (copied_input, dropped_key):
@@ -296,8 +298,8 @@ class Session:
         if self._checkpoint is None:
             return None
         for status, path in cp.changed_paths(self.root, self._checkpoint):
-            target = self.root / path
-            if status == "A" and target.is_file() and not target.is_symlink() and target.stat().st_size == 0:
+            found = untrusted.lstat(self.root, path)
+            if status == "A" and found is not None and stat.S_ISREG(found.st_mode) and found.st_size == 0:
                 return f"{path} was created but is empty: write its content."
         return None
 
@@ -306,9 +308,8 @@ class Session:
         if self._checkpoint is None:
             return None
         for status, path in cp.changed_paths(self.root, self._checkpoint):
-            if status == "D" or not path.endswith(".py") or not (self.root / path).is_file():
+            if status == "D" or not path.endswith(".py") or (text := untrusted.try_read_text(self.root, path)) is None:
                 continue
-            text = (self.root / path).read_text(errors="replace")
             if (e := syntax_error(text)) is not None:
                 shown = excerpt(text, e.lineno or 0)
                 return f"{path} no longer parses (SyntaxError: {e.msg}, line {e.lineno}):\n{shown}"
@@ -407,9 +408,9 @@ class Session:
         changed = [
             path
             for status, path in cp.changed_paths(self.root, self._checkpoint)
-            if status != "D" and path.endswith(".py") and not is_test_file(path) and (self.root / path).is_file()
+            if status != "D" and path.endswith(".py") and not is_test_file(path)
         ]
-        with_examples = [path for path in changed if has_examples((self.root / path).read_text(errors="replace"))]
+        with_examples = [path for path in changed if has_examples(untrusted.try_read_text(self.root, path) or "")]
         if with_examples:
             self.notify(f"checking before finishing: the examples in {', '.join(with_examples)}")
         return failing_examples(self.sandbox, with_examples)
@@ -458,18 +459,17 @@ class Session:
 
     def _read_text(self, name: str) -> str | None:
         """The text of the repository file `name`, or None where there is no such file to read."""
-        with contextlib.suppress(OSError):
-            return (self.root / name).read_text(errors="replace")
-        return None
+        return untrusted.try_read_text(self.root, name)
 
     def _repository_texts(self) -> dict[str, str]:
         """The text of each file of the repository (those over the repository map's size limit left out)."""
         texts: dict[str, str] = {}
         for name in list_files(self.root):
-            path = self.root / name
-            with contextlib.suppress(OSError):
-                if path.is_file() and path.stat().st_size <= MAX_FILE_BYTES:
-                    texts[name] = path.read_text(errors="replace")
+            found = untrusted.lstat(self.root, name)
+            if found is not None and found.st_size <= MAX_FILE_BYTES:
+                text = untrusted.try_read_text(self.root, name)
+                if text is not None:
+                    texts[name] = text
         return texts
 
     def _repository_text(self) -> str:
@@ -534,6 +534,8 @@ class Session:
             agent.finish_checks.append(("looks", lambda advise=advise: self._failing_look(task, looks, advise)))
             earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text
             outcome = agent.run(task, context_text=earlier, first_looks=looks)
+            if mark.checkpoint is not None and cp.damaged(self.root, mark.checkpoint):
+                return outcome  # no attempt on a broken repository: the result says so, and undo mends it
             why = self._retry_reason(outcome)
             if why is None and (outcome.status == "finished" or kept is None):
                 return outcome
@@ -619,9 +621,16 @@ class Session:
     ) -> RunFinished:
         """Record what the task changed, deliver it as asked (branch, patch), and emit its result."""
         if mark.checkpoint is not None:
-            record_dir = self.root / SESSIONS_DIR / mark.checkpoint.name
+            record_dir = sessions_dir(self.root) / mark.checkpoint.name
             record_dir.mkdir(parents=True, exist_ok=True)
-            record_ignored(self.root, record_dir, mark.ignored_before)
+            with contextlib.suppress(GitError):
+                record_ignored(self.root, record_dir, mark.ignored_before)
+            with contextlib.suppress(GitError):
+                if planted := cp.remove_planted(self.root, mark.checkpoint):
+                    self.notify(f"removed what the run planted in git's folder: {', '.join(planted)}")
+                if changed := cp.git_settings_changed(self.root, mark.checkpoint):
+                    shown = ", ".join(changed)
+                    self.notify(f"the run changed git's own settings ({shown}): `agentcli undo` restores them")
         result = _result(outcome, self.id, self.root, mark.checkpoint, time.monotonic() - mark.started)
         if delivery is not None and mark.checkpoint is not None:
             self._deliver(result, mark.checkpoint, task, delivery)
@@ -646,14 +655,15 @@ class Session:
             self.notify("the change was taken out of the working tree (--no-apply)")
 
     def close_sandbox(self) -> None:
-        """Release the sandbox, even if a second Ctrl-C or a SIGTERM arrives meanwhile."""
-        previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        """Release the sandbox, even if a second Ctrl-C, a SIGTERM or a SIGHUP arrives meanwhile."""
+        previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGTERM, signal.SIGHUP)}
         try:
             if self.sandbox is not None:
                 self.sandbox.close()
                 self.sandbox = None
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
     def close(self) -> None:
         self.close_sandbox()
@@ -778,7 +788,7 @@ def solve(request: SolveRequest) -> SolveResult:
         sandbox.start()
         return session.attempts(request.task, mark)
 
-    with signals_interrupt(signal.SIGTERM):
+    with signals_interrupt(signal.SIGTERM, signal.SIGHUP):  # a closed terminal unwinds like a kill
         try:
             outcome, exit_code = attempt(run, Outcome(status="failed", reason="not started"))
         finally:
@@ -810,14 +820,32 @@ def _agent(
     return Agent(model, sandbox, events, limits=limits, approve=approve, context=context)
 
 
+def _unless_git_broke(check: Callable[[], str | None]) -> Callable[[], str | None]:
+    """A finish check that has nothing to say where the sandbox broke the repository's git data
+    (`rm -rf .git`): the run still ends with its journal, and `undo` brings the data back."""
+
+    def tolerant() -> str | None:
+        try:
+            return check()
+        except GitError:
+            return None
+
+    return tolerant
+
+
 def _result(
     outcome: Outcome, session_id: str, root: Path, checkpoint: cp.Checkpoint | None, wall_time: float
 ) -> RunFinished:
     files: list[str] = []
     diffstat = ""
     if checkpoint is not None:
-        files = [path for _, path in cp.changed_paths(root, checkpoint)]
-        diffstat = cp.diff_since(root, checkpoint, stat=True) if files else ""
+        try:
+            files = [path for _, path in cp.changed_paths(root, checkpoint)]
+            diffstat = cp.diff_since(root, checkpoint, stat=True) if files else ""
+        except GitError as e:
+            why = (e.stderr.strip().splitlines() or ["git failed"])[-1][:120]
+            damage = f"the repository's git data was damaged during the run ({why}): `agentcli undo` restores it"
+            outcome = dataclasses.replace(outcome, status="failed", reason=damage)
     return RunFinished(
         status=outcome.status,
         reason=outcome.reason,

@@ -31,7 +31,9 @@ def docker_box(tmp_path: Path):
         repo = tmp_path / f"repo{len(made)}"
         repo.mkdir()
         box = DockerSandbox(
-            repo, repo / ".agentcli" / "sessions" / f"adv-{os.getpid()}" / "commands", limits=Limits(**limits)
+            repo,
+            tmp_path / "state" / "sessions" / f"adv-{os.getpid()}-{len(made)}" / "commands",
+            limits=Limits(**limits),
         )
         made.append(box)
         box.start()

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import ComponentUnavailable, UsageError
 from agentcli.sandbox.accounts import HOME, accounts_for, image_files, write_accounts
-from agentcli.sandbox.base import host_path
+from agentcli.sandbox.base import CHANNEL_INSIDE
 from agentcli.sandbox.containers import owner_labels, prune_orphans, remove_container
+from agentcli.sandbox.gitmounts import git_mounts
 from agentcli.sandbox.local import BASH, Limits, ShellSandbox
 from agentcli.sandbox.shell import DEFAULT_OUTPUT_LIMIT
 
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from docker import APIClient, DockerClient
 
 WORKDIR = "/workspace"
-# Where the command files are when the control directory is not inside the repository.
-CONTROL_ELSEWHERE = "/run/agentcli/commands"
 # The shell's own scratch files: a tmpfs of their own, so a full /tmp cannot cut its saved state,
 # mounted ready-made because a `mkdir` in the bootstrap (the first exec through the image's storage
 # driver) costs a good part of the start.
@@ -44,9 +43,11 @@ TMPFS = {
     HOME: "rw,exec,nosuid,nodev,mode=1777,size=512m",
     SCRATCH: "rw,noexec,nosuid,nodev,mode=1777,size=16m",
 }
-# The container's first process (under docker-init) only waits, reading a pipe that never ends: it
-# needs nothing but bash, and it runs as root (without capabilities) so the agent cannot kill it.
-IDLE = ["bash", "-c", "exec 3<> <(:); read -r -u 3"]
+# The container's first process (under docker-init) waits for the end of its stdin, which agentcli
+# holds attached: when agentcli is gone, however it died, the engine closes that stdin, the process
+# ends, and the container stops and is removed (no orphan outlives its owner by more than a moment).
+# It needs nothing but bash, and runs as root (without capabilities) so the agent cannot kill it.
+IDLE = ["bash", "-c", "while read -r _; do :; done"]
 
 
 def engine_available() -> bool:
@@ -197,8 +198,10 @@ class DockerSandbox(ShellSandbox):
         self.workdir = WORKDIR
         self.image = image
         self.notify = notify or (lambda message: None)
+        # Commands run as the repository's owner where agentcli runs as root, else as the user who runs it
+        # (never as an owner of higher privilege: a root-owned repository does not make them root).
         owner = self.repo.stat()
-        self.uid, self.gid = owner.st_uid, owner.st_gid
+        self.uid, self.gid = (owner.st_uid, owner.st_gid) if os.geteuid() == 0 else (os.getuid(), os.getgid())
         self.session_id = _session_id(control_dir)
         self.container_name = f"agentcli-{self.session_id}-{secrets.token_hex(2)}"
         self.container_id: str | None = None
@@ -206,47 +209,20 @@ class DockerSandbox(ShellSandbox):
         self.image_id: str | None = None
         self.shell.oom_note = f"killed: out of memory (limit {self.limits.memory_mb} MiB)"
         self._client: DockerClient | None = None
+        self._lifeline: Any = None  # the attached stdin of the container's first process
         self._environment: dict[str, str] = {}
         self._user = f"{self.uid}:{self.gid}"
 
     # -- paths ---------------------------------------------------------------------------------------
 
     def _inside(self, path: Path) -> str:
-        try:
-            relative = path.resolve().relative_to(self.repo)
-        except ValueError:
-            return CONTROL_ELSEWHERE
-        return f"{WORKDIR}/{relative.as_posix()}" if relative.parts else WORKDIR
+        return CHANNEL_INSIDE
 
     def _scratch(self) -> str | None:
         return SCRATCH
 
-    def _in_workspace(self, path: str) -> bool:
-        return not path.startswith("/") or path == WORKDIR or path.startswith(WORKDIR + "/")
-
-    def read_file(self, path: str) -> str:
-        if self._in_workspace(path):
-            return host_path(self.repo, self.workdir, path).read_text(errors="replace")
-        try:
-            return self._exec(["cat", "--", path]).decode(errors="replace")
-        except OSError as e:
-            # As on the host: a file that is not there is FileNotFoundError, which callers expect.
-            if "No such file or directory" in str(e):
-                raise FileNotFoundError(path) from e
-            raise
-
-    def write_file(self, path: str, content: str) -> None:
-        if not self._in_workspace(path):
-            self._exec(["sh", "-c", 'cat > "$1"', "sh", path], stdin=content.encode())
-            return
-        target = host_path(self.repo, self.workdir, path)
-        created = [p for p in [target.parent, *target.parent.parents] if not p.exists()]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content)
-        if os.geteuid() == 0 and self.uid != 0:  # what the agent writes belongs to the repository's owner
-            for made in [target, *created]:
-                with contextlib.suppress(OSError):
-                    os.chown(made, self.uid, self.gid)
+    def _file_owner(self) -> tuple[int, int] | None:
+        return (self.uid, self.gid) if os.geteuid() == 0 and self.uid != 0 else None
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -309,14 +285,16 @@ class DockerSandbox(ShellSandbox):
     def _create(self, api: APIClient, image: str, image_id: str) -> None:
         from docker.types import Ulimit
 
-        self.control_dir.mkdir(parents=True, exist_ok=True)
+        self.shell.channel.open()
         binds: dict[str, dict[str, str]] = {str(self.repo): {"bind": WORKDIR, "mode": "rw"}}
-        if self._inside(self.control_dir) == CONTROL_ELSEWHERE:
-            binds[str(self.control_dir.resolve())] = {"bind": CONTROL_ELSEWHERE, "mode": "rw"}
+        binds[str(self.control_dir.resolve())] = {"bind": CHANNEL_INSIDE, "mode": "rw"}
+        protected = git_mounts(self.repo)
+        for path, mode in [*((p, "rw") for p in protected.writable), *((p, "ro") for p in protected.read_only)]:
+            binds[str(path)] = {"bind": f"{WORKDIR}/{path.relative_to(self.repo).as_posix()}", "mode": mode}
         name, email = git_identity(self.repo)
         accounts = accounts_for(*image_files(api, image_id), self.uid, self.gid, gecos=name)
         if accounts.passwd is not None or accounts.group is not None:
-            etc = self.control_dir / ".accounts"
+            etc = self.private_dir / "accounts"
             etc.mkdir(exist_ok=True)
             for host, inside in write_accounts(accounts, etc).items():
                 binds[host] = {"bind": inside, "mode": "ro"}
@@ -341,11 +319,13 @@ class DockerSandbox(ShellSandbox):
             read_only=True,
             tmpfs=dict(TMPFS),
             init=True,
+            auto_remove=True,
             ulimits=[Ulimit(name="fsize", soft=file_size, hard=file_size)],
         )
         created = api.create_container(
             image,
             command=IDLE,
+            stdin_open=True,  # with the SDK's StdinOnce: the stdin closes when its one client goes
             user="0:0",
             working_dir=WORKDIR,
             hostname="sandbox",
@@ -355,22 +335,22 @@ class DockerSandbox(ShellSandbox):
             name=self.container_name,
         )
         self.container_id = created["Id"]
+        self._lifeline = api.attach_socket(self.container_id, params={"stdin": 1, "stream": 1})
         api.start(self.container_id)
 
     def _start_transport(self) -> DockerTransport:
         assert self._client is not None and self.container_id is not None
         if os.geteuid() == 0 and self.uid != 0:
             # Created here as root; the container's user writes outputs and markers there.
-            for path in [self.control_dir, *self.control_dir.glob("watchdog.*")]:
-                with contextlib.suppress(OSError):
-                    os.chown(path, self.uid, self.gid)
+            with contextlib.suppress(OSError):
+                self.shell.channel.chown(self.uid, self.gid, (f"watchdog.{self.shell.restarts}",))
         return DockerTransport(
             self._client.api,
             self.container_id,
             user=self._user,
             environment=self._environment,
             workdir=WORKDIR,
-            stderr_path=self.control_dir / "shell.log",
+            stderr_path=self.private_dir / "shell.log",
         )
 
     def _why_not_running(self) -> str:
@@ -392,52 +372,21 @@ class DockerSandbox(ShellSandbox):
         with contextlib.suppress(Exception):
             remove_container(self._client.api, self.container_id or self.container_name)
         self.container_id = None
+        if self._lifeline is not None:
+            with contextlib.suppress(Exception):
+                self._lifeline.close()
+            self._lifeline = None
         with contextlib.suppress(Exception):
             self._client.close()
         self._client = None
-
-    def _exec(self, argv: list[str], stdin: bytes | None = None) -> bytes:
-        """Run one program in the container (as the session's user) and return its stdout."""
-        assert self._client is not None and self.container_id is not None
-        api = self._client.api
-        exec_id = api.exec_create(
-            self.container_id, argv, stdin=stdin is not None, user=self._user, environment=self._environment
-        )["Id"]
-        if stdin is None:
-            output: Any = api.exec_start(exec_id, demux=True)
-            out, err = output
-        else:
-            transport_sock = api.exec_start(exec_id, socket=True)
-            raw = getattr(transport_sock, "_sock", transport_sock)
-            raw.sendall(stdin)
-            raw.shutdown(socket.SHUT_WR)
-            out, err = _drain(raw)
-            transport_sock.close()
-        code = api.exec_inspect(exec_id).get("ExitCode")
-        if code:
-            raise OSError(f"{argv[0]} failed in the sandbox ({code}): {(err or b'').decode(errors='replace').strip()}")
-        return out or b""
 
 
 def _one_line(text: object) -> str:
     return " ".join(str(text).split())[:300]
 
 
-def _drain(sock: socket.socket) -> tuple[bytes, bytes]:
-    """Read a multiplexed exec stream to its end: (stdout, stderr)."""
-    data = b""
-    while chunk := sock.recv(65536):
-        data += chunk
-    streams = {1: b"", 2: b""}
-    while len(data) >= 8:
-        size = int.from_bytes(data[4:8], "big")
-        streams[2 if data[0] == 2 else 1] += data[8 : 8 + size]
-        data = data[8 + size :]
-    return streams[1], streams[2]
-
-
 def _session_id(control_dir: Path) -> str:
-    """The session's id from `<repo>/.agentcli/sessions/<id>/commands`, else a fresh one."""
+    """The session's id from `.../sessions/<id>/commands`, else a fresh one."""
     parent = control_dir.parent
     if parent.parent.name == "sessions" and parent.name:
         return "".join(c if c.isalnum() or c in "_.-" else "-" for c in parent.name)

@@ -1,15 +1,21 @@
-"""One settings object, layered: defaults < user config < repo `.agentcli.toml` < `AGENTCLI_*` < flags."""
+"""One settings object, layered: defaults < user config < repo `.agentcli.toml` (never for the security settings in
+`PROTECTED`, unless the user trusted that exact file) < `AGENTCLI_*` < flags."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import json
 import os
 import sys
+import tempfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from agentcli import untrusted
 from agentcli.errors import UsageError
-from agentcli.paths import config_dir
+from agentcli.paths import config_dir, state_dir
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -18,6 +24,11 @@ else:  # pragma: no cover
 
 REPO_CONFIG = ".agentcli.toml"
 SANDBOXES = ("auto", "docker", "bwrap", "host")
+# What the sandbox can write may not choose the sandbox: each of these moves the run onto the host, opens the network,
+# sends the user's key (or the run) elsewhere or loosens the box, so a repository file sets them only once trusted.
+PROTECTED = ("sandbox", "network", "api_base", "image", "memory_mb", "cpus", "pids", "model", "summary_model")
+REPO_CONFIG_MAX_BYTES = 1 << 20  # a repository file larger than this is not read
+TRUST_FILE = "trusted.json"
 
 
 @dataclass
@@ -51,13 +62,20 @@ class Settings:
 
     # Where each value came from: "default", a file path, "env AGENTCLI_X", "flag".
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    # Protected keys a repository file set and that were not taken, each with that file's path.
+    ignored: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    # One-line notices the user should see once before a run (e.g. what the repository file may not set).
+    warnings: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def describe(self) -> list[tuple[str, Any, str]]:
         return [(f.name, getattr(self, f.name), self.sources.get(f.name, "default")) for f in _fields()]
 
 
+_NOT_SETTINGS = ("sources", "ignored", "warnings")
+
+
 def _fields():
-    return [f for f in fields(Settings) if f.name != "sources"]
+    return [f for f in fields(Settings) if f.name not in _NOT_SETTINGS]
 
 
 def _coerce(name: str, value: Any, origin: str) -> Any:
@@ -117,16 +135,121 @@ def validate(settings: Settings) -> Settings:
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{path}: invalid TOML: {e}") from None
+            data = f.read()
     except OSError as e:
         raise UsageError(f"{path}: cannot read: {e.strerror}") from None
+    return _parse_toml(data, path)
+
+
+def _parse_toml(data: bytes, path: Path) -> dict[str, Any]:
+    try:
+        values = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: invalid TOML: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: invalid TOML: {e}") from None
     known = {f.name for f in _fields()}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(values) - known)
     if unknown:
         raise UsageError(f"{path}: unknown setting {unknown[0]!r} (see `agentcli config show`)")
-    return data
+    return values
+
+
+def read_repo_config(repo: Path) -> tuple[bytes | None, str | None]:
+    """The bytes of `repo`'s `.agentcli.toml` and None, or None and why it was not read (None, None: no file).
+
+    The sandbox can write the file, so it is read only when it is a regular file (never through a link,
+    never blocking on a FIFO) of at most REPO_CONFIG_MAX_BYTES; a refusal never shows what it holds."""
+    path = repo / REPO_CONFIG
+    try:
+        data = untrusted.read_bytes(repo, REPO_CONFIG, REPO_CONFIG_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return None, None
+    except untrusted.NotAFile as e:
+        kind = "a symbolic link" if e.errno == errno.ELOOP else "not a regular file"
+        return None, f"{path} is {kind}: ignored (agentcli reads only a regular file there)"
+    except OSError as e:
+        return None, f"{path}: cannot read ({e.strerror}): ignored"
+    if len(data) > REPO_CONFIG_MAX_BYTES:
+        return None, f"{path} is larger than {REPO_CONFIG_MAX_BYTES >> 20} MiB: ignored"
+    return data, None
+
+
+def trust_file_path() -> Path:
+    return state_dir() / TRUST_FILE
+
+
+def _trust_key(repo: Path) -> str:
+    return str(repo.resolve())
+
+
+def _read_trust() -> dict[str, str]:
+    try:
+        data = json.loads(trust_file_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _write_trust(trust: dict[str, str]) -> None:
+    """Replace the trust file atomically: a crash leaves the old one or the new one, never half of either."""
+    target = trust_file_path()
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp = tempfile.mkstemp(prefix=".trusted-", suffix=".json", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(trust, f, indent=2, sort_keys=True)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def trusted_digest(repo: Path) -> str | None:
+    """The SHA-256 of the `.agentcli.toml` the user trusted for `repo`, if any."""
+    return _read_trust().get(_trust_key(repo))
+
+
+def _trust_state(repo: Path, data: bytes) -> str:
+    trusted = trusted_digest(repo)
+    if trusted is None:
+        return "not trusted"
+    return "trusted" if trusted == hashlib.sha256(data).hexdigest() else "changed since it was trusted"
+
+
+def repo_trust_state(repo: Path) -> str | None:
+    """Whether `repo`'s file is trusted ("trusted", "not trusted", "changed since it was trusted"); None: no file."""
+    data, _ = read_repo_config(repo)
+    return None if data is None else _trust_state(repo, data)
+
+
+def trust_repo_config(repo: Path) -> tuple[str, dict[str, Any]]:
+    """Trust `repo`'s `.agentcli.toml` as it is now: its digest and the protected settings it sets."""
+    data, problem = read_repo_config(repo)
+    if problem:
+        raise UsageError(f"cannot trust: {problem}")
+    if data is None:
+        raise UsageError(f"nothing to trust: {repo / REPO_CONFIG} does not exist")
+    values = _parse_toml(data, repo / REPO_CONFIG)
+    digest = hashlib.sha256(data).hexdigest()
+    trust = _read_trust()
+    trust[_trust_key(repo)] = digest
+    _write_trust(trust)
+    return digest, {name: values[name] for name in PROTECTED if name in values}
+
+
+def revoke_repo_trust(repo: Path) -> bool:
+    """Forget the trust given to `repo`'s file; False when there was none."""
+    trust = _read_trust()
+    if trust.pop(_trust_key(repo), None) is None:
+        return False
+    _write_trust(trust)
+    return True
 
 
 def user_config_path() -> Path:
@@ -140,8 +263,8 @@ def load_settings(repo: Path | None = None, flags: dict[str, Any] | None = None)
     user_file = user_config_path()
     if user_file.is_file():
         layers.append((str(user_file), _read_toml(user_file)))
-    if repo is not None and (repo / REPO_CONFIG).is_file():
-        layers.append((str(repo / REPO_CONFIG), _read_toml(repo / REPO_CONFIG)))
+    if repo is not None:
+        layers.extend(_repo_layer(repo, settings))
     env = {}
     for f in _fields():
         key = f"AGENTCLI_{f.name.upper()}"
@@ -155,3 +278,30 @@ def load_settings(repo: Path | None = None, flags: dict[str, Any] | None = None)
             setattr(settings, name, _coerce(name, value, label))
             settings.sources[name] = label
     return validate(settings)
+
+
+def _repo_layer(repo: Path, settings: Settings) -> list[tuple[str, dict[str, Any]]]:
+    """The repository file's settings, less the protected ones unless the user trusted this exact content."""
+    path = repo / REPO_CONFIG
+    data, problem = read_repo_config(repo)
+    if problem:
+        settings.warnings.append(problem)
+    if data is None:
+        return []
+    values = _parse_toml(data, path)
+    protected = [name for name in PROTECTED if name in values]
+    if not protected:
+        return [(str(path), values)]
+    state = _trust_state(repo, data)
+    if state == "trusted":
+        mine = {k: v for k, v in values.items() if k in protected}
+        return [(str(path), {k: v for k, v in values.items() if k not in protected}), (f"{path} (trusted)", mine)]
+    for name in protected:
+        settings.ignored[name] = str(path)
+    why = (
+        "the file changed since it was trusted (`agentcli config trust` to trust it again)"
+        if state != "not trusted"
+        else "the repository is not trusted for them (`agentcli config trust` to allow)"
+    )
+    settings.warnings.append(f"{path} sets {', '.join(protected)}: ignored, {why}")
+    return [(str(path), {k: v for k, v in values.items() if k not in protected})]

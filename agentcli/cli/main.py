@@ -93,7 +93,11 @@ def solve(
         "context_budget": context_budget,
     }
     settings = load_settings(root, flags)
-    listeners = _renderers(json_output, quiet, headless=_headless(ci))
+    print_config_warnings(settings)
+    headless = _headless(ci)
+    if settings.sandbox == "host":
+        _confirm_host(interactive=not headless and not json_output)
+    listeners = _renderers(json_output, quiet, headless=headless)
     if commit_message and not branch:
         branch = "auto"
     delivery = Delivery(branch=branch, commit_message=commit_message, patch_path=output_patch, apply=apply)
@@ -101,6 +105,21 @@ def solve(
     request.delivery = delivery
     outcome = solve(request)
     raise typer.Exit(outcome.exit_code)
+
+
+def print_config_warnings(settings) -> None:
+    """What the configuration did not take (e.g. the repository's file choosing the sandbox), once, on stderr."""
+    for line in settings.warnings:
+        typer.echo(f"agentcli: {line}", err=True)
+
+
+def _confirm_host(*, interactive: bool) -> None:
+    """`--sandbox host` is said out loud, and in a terminal confirmed once before anything runs."""
+    from agentcli.errors import UsageError
+
+    typer.echo("agentcli: warning: --sandbox host runs the model's commands on this machine, unisolated", err=True)
+    if interactive and not typer.confirm("Run them without a sandbox?", default=False, err=True):
+        raise UsageError("not run: choose --sandbox docker or bwrap for isolation")
 
 
 def _headless(flag: bool | None) -> bool:
@@ -156,17 +175,27 @@ def undo(
 ) -> None:
     """Put the repository back exactly as it was before an agentcli run."""
     from agentcli.repo.checkpoint import BEFORE_UNDO_REFS
-    from agentcli.session.solve import locate_repository
     from agentcli.session.undo import undo as undo_session
+    from agentcli.session.undo import undo_root
 
-    report = undo_session(locate_repository(repo, use_git=True), session)
+    report = undo_session(undo_root(repo), session)
     extra = f", removed {len(report.removed_ignored)} ignored paths it created" if report.removed_ignored else ""
     typer.echo(f"restored the state before session {report.session} ({len(report.restored)} paths{extra})")
     typer.echo(f"the replaced state is kept as {BEFORE_UNDO_REFS}/{report.session}")
 
 
-config_app = typer.Typer(help="Show the configuration.", no_args_is_help=True)
+config_app = typer.Typer(help="Show the configuration; trust a repository's own file.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
+
+
+def _config_root(repo: Path) -> Path:
+    """The repository `repo` is in (its work tree's top), or `repo` itself outside git."""
+    from agentcli.errors import UsageError
+    from agentcli.repo.checkpoint import find_repo_root
+
+    if not repo.is_dir():
+        raise UsageError(f"not a directory: {repo}")
+    return (find_repo_root(repo) or repo).resolve()
 
 
 @config_app.command("show")
@@ -174,20 +203,50 @@ def config_show(
     repo: Path = typer.Option(Path("."), "--repo", help="The repository whose config applies."),
 ) -> None:
     """Every setting, its value, and where the value came from."""
-    from agentcli.config import load_settings, user_config_path
-    from agentcli.repo.checkpoint import find_repo_root
+    from agentcli.config import REPO_CONFIG, load_settings, repo_trust_state, user_config_path
 
-    root = (find_repo_root(repo) or repo.resolve()) if repo.exists() else None
+    root = _config_root(repo) if repo.exists() else None
     settings = load_settings(root)
-    rows = [
-        (name, repr(value) if isinstance(value, str) else str(value), source)
-        for name, value, source in settings.describe()
-    ]
+    print_config_warnings(settings)
+    rows = []
+    for name, value, source in settings.describe():
+        if name in settings.ignored:
+            source += f" (ignored from {settings.ignored[name]}: not trusted)"
+        rows.append((name, repr(value) if isinstance(value, str) else str(value), source))
     width = max(len(value) for _, value, _ in rows)
     typer.echo(f"{'setting':<20}{'value':<{width + 2}}from")
     for name, value, source in rows:
         typer.echo(f"{name:<20}{value:<{width + 2}}{source}")
     typer.echo(f"\nuser config: {user_config_path()}")
+    if root is not None and (state := repo_trust_state(root)):
+        typer.echo(f"repository config: {root / REPO_CONFIG} ({state})")
+
+
+@config_app.command("trust")
+def config_trust(
+    path: Path = typer.Argument(Path("."), help="The repository [default: the one around the current directory]."),
+    revoke: bool = typer.Option(False, "--revoke", help="Stop trusting it."),
+) -> None:
+    """Trust the repository's .agentcli.toml (or --revoke).
+
+    From a repository's file the security settings (sandbox, network, api_base, image, model, summary_model,
+    memory_mb, cpus, pids) are ignored unless the user trusted that file; the trust is for its content as it is
+    now, and any change to the file withdraws it.
+    """
+    from agentcli.config import PROTECTED, REPO_CONFIG, revoke_repo_trust, trust_repo_config
+
+    root = _config_root(path)
+    if revoke:
+        done = revoke_repo_trust(root)
+        typer.echo(f"{'no longer trusted' if done else 'was not trusted'}: {root / REPO_CONFIG}")
+        return
+    digest, protected = trust_repo_config(root)
+    sets = ", ".join(f"{name} = {protected[name]!r}" for name in PROTECTED if name in protected)
+    typer.echo(
+        f"trusted {root / REPO_CONFIG} (sha256 {digest[:12]}): "
+        + (f"it sets {sets}" if sets else "it sets none of the security settings now")
+    )
+    typer.echo("any change to the file withdraws the trust; `agentcli config trust --revoke` withdraws it now")
 
 
 def _register_commands() -> None:

@@ -37,6 +37,9 @@ def repl_command(
     chosen_mode = parse_mode(mode) if mode else None
     root = locate_repository(repo, use_git=not no_git)
     settings = load_settings(root, {"model": model, "sandbox": sandbox})
+    from agentcli.cli.main import print_config_warnings
+
+    print_config_warnings(settings)
 
     from agentcli.ui.repl import Repl
 

@@ -193,7 +193,9 @@ def run_session(
         counter=counter,
     )
     started = time.perf_counter()
-    with HostSandbox(repo, repo / ".agentcli" / "commands", output_limit=context.observation_chars(4000)) as box:
+    with HostSandbox(
+        repo, repo.parent / f"{repo.name}-state" / "commands", output_limit=context.observation_chars(4000)
+    ) as box:
         agent = Agent(
             model,
             box,

@@ -62,14 +62,14 @@ def main() -> None:
     # Container start to the first command's result, as `solve` pays it (the image exists).
     starts = []
     for i in range(args.starts):
-        box = DockerSandbox(work, work / ".agentcli" / "sessions" / f"bench-{i}" / "commands", image=args.image)
+        box = DockerSandbox(work, work.parent / "state" / "sessions" / f"bench-{i}" / "commands", image=args.image)
         started = time.perf_counter()
         box.start()
         box.run("true")
         starts.append(time.perf_counter() - started)
         box.close()
 
-    box = DockerSandbox(work, work / ".agentcli" / "sessions" / "bench" / "commands", image=args.image)
+    box = DockerSandbox(work, work.parent / "state" / "sessions" / "bench" / "commands", image=args.image)
     box.start()
     try:
         for _ in range(20):

@@ -56,7 +56,7 @@ def main() -> None:
     for name in args.backends.split(","):
         if name == "bwrap" and not bwrap_available():
             continue
-        with classes[name](work, work / ".agentcli" / name) as box:
+        with classes[name](work, work.parent / f"{work.name}-state" / name / "commands") as box:
             box.run("true")
             rows.append((f"persistent shell ({name})", round_trips(lambda b=box: b.run("true", timeout=30), args.runs)))
             rows.append(

@@ -15,6 +15,7 @@ from agentcli.events import ContextCompacted, Event, EventBus, ModelReplied
 from agentcli.models import store
 from agentcli.models.base import Message
 from agentcli.sandbox.local import HostSandbox
+from tests.conftest import channel_for
 
 pytestmark = pytest.mark.llamacpp
 
@@ -54,7 +55,7 @@ def test_context_length_error_from_llama_cpp_is_recovered(model, tmp_path: Path)
     # The window is told 4096 tokens; llama.cpp runs with 1024 and refuses longer prompts.
     events: list[Event] = []
     context = ContextWindow(model, window=4096, reply_tokens=64, summarizer=digest_only, on_event=events.append)
-    with HostSandbox(tmp_path, tmp_path / ".control") as box:
+    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
         agent = Agent(
             model, box, EventBus([events.append]), limits=RunLimits(max_steps=1, reply_tokens=64), context=context
         )

@@ -77,21 +77,21 @@ def install_tests(tests: Path, ws: Workspace) -> Path:
 
 
 def changes_patch(ws: Workspace) -> str:
-    """Everything that differs from the initial commit, untracked files included, as a patch."""
-    env = harness_env(GIT_INDEX_FILE=str(ws.root / "patch.index"))
-    # A throwaway index, so the repository's own index stays as the agent left it.
-    cmds = (["read-tree", ws.initial_commit], ["add", "-A"], ["diff", "--cached", "--binary", ws.initial_commit])
-    out = ""
+    """Everything that differs from the initial commit, untracked files included, as a patch. The
+    agent wrote the work dir: git runs there hardened (`repo/git.py`), through a throwaway index, so
+    the repository's own index stays as the agent left it."""
+    from agentcli.repo.checkpoint import scratch_index
+    from agentcli.repo.git import Git, GitError
+
     try:
-        for args in cmds:
-            out = subprocess.run(
-                ["git", *args], cwd=ws.workdir, env=env, check=True, capture_output=True, text=True, timeout=60
-            ).stdout
-    except (subprocess.SubprocessError, OSError) as e:
+        git = Git(ws.workdir)
+        with scratch_index(git) as env:
+            git("read-tree", ws.initial_commit, env=env)
+            git("add", "-A", env=env)
+            patch = git("diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", ws.initial_commit, env=env)
+    except (GitError, OSError) as e:
         return f"# could not compute the change: {e}\n"
-    finally:
-        Path(env["GIT_INDEX_FILE"]).unlink(missing_ok=True)
-    return out
+    return patch + "\n" if patch else patch
 
 
 def snapshot(workdir: Path) -> dict[str, str]:

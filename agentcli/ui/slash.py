@@ -146,7 +146,7 @@ def _sandbox(repl: Repl, arg: str) -> None:
     backend = repl.session.backend
     isolation = {
         "host": "none: commands run on this machine as you",
-        "bwrap": "bubblewrap: the repository writable, the rest read-only, own namespaces",
+        "bwrap": "bubblewrap: the repository writable, system folders read-only, no home, own namespaces, seccomp",
         "docker": "a Docker container",
     }.get(backend, backend)
     network = "on" if s.network else "off"

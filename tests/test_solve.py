@@ -120,9 +120,11 @@ def test_json_events_and_journal(failing_repo: Path, write_replies):
     journal = sessions_dir(failing_repo) / final["session_id"] / "events.jsonl"
     journaled = [json.loads(line)["type"] for line in journal.read_text().splitlines()]
     assert journaled[-1] == "result" and journaled.count("command_finished") == 4
-    assert (
-        git(failing_repo, "status", "--porcelain").strip() == "M calc.py"
-    )  # agentcli leaves nothing in the repository
+    # agentcli leaves nothing in the repository
+    assert git(failing_repo, "status", "--porcelain").strip() == "M calc.py"
+    listing = agentcli("sessions", cwd=failing_repo)
+    assert listing.returncode == 0 and final["session_id"] in listing.stdout and "finished" in listing.stdout
+    assert str(journal.parent.parent) in listing.stdout and "fix it" in listing.stdout
 
 
 def test_step_limit_exits_1(failing_repo: Path, write_replies):

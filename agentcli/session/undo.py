@@ -37,7 +37,7 @@ def undo_root(path: Path) -> Path:
     for candidate in [path, *path.parents]:
         if candidate == found or mirror.repository(candidate) is not None:
             return candidate
-    raise UsageError(f"{path} is not inside a git repository agentcli has run in: nothing to undo")
+    raise UsageError(f"{path} is not inside a git repository agentcli has run in")
 
 
 def undo(root: Path, session: str | None = None) -> UndoReport:

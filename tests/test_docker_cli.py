@@ -1,7 +1,8 @@
 """`agentcli` with `--sandbox docker`, as a user runs it: ownership, signals, orphans, bad input.
 
-The engine is asked, by label, which containers exist; none may outlive its run except after a
-SIGKILL, and the next run removes that one.
+The engine is asked, by label, which containers exist; none may outlive its run, even one killed
+with SIGKILL (the container ends with the stdin agentcli holds), and a stray one of a dead owner is
+removed by the next run.
 """
 
 from __future__ import annotations
@@ -139,8 +140,34 @@ def test_signal_during_a_run_leaves_no_container_and_no_process(failing_repo: Pa
     assert subprocess.run(["pgrep", "-f", "sleep 120.5"], capture_output=True).stdout == b""
 
 
+def _orphan(owner_pid: int) -> str:
+    """A container labelled as agentcli's, whose owner (a process that has ended) left it running:
+    what a crash before the lifeline existed, or another engine client, would leave."""
+    import docker
+
+    from agentcli.sandbox.containers import owner_labels
+    from agentcli.sandbox.images import image_tag
+
+    labels = {**owner_labels("orphan-test"), "org.agentcli.owner-pid": str(owner_pid)}
+    client = docker.from_env()
+    try:
+        created = client.api.create_container(image_tag(), command=["sleep", "300"], labels=labels)
+        client.api.start(created["Id"])
+        return created["Id"]
+    finally:
+        client.close()
+
+
+def _ended_pid() -> int:
+    done = subprocess.Popen(["true"])
+    done.wait()
+    return done.pid
+
+
 @pytest.mark.parametrize("_", [pytest.param(None, marks=needs_docker, id="docker")])
-def test_container_orphaned_by_sigkill_is_removed_by_the_next_run(failing_repo: Path, write_replies, _):
+def test_a_killed_runs_container_goes_with_it_and_strays_are_removed_by_the_next_run(
+    failing_repo: Path, write_replies, _
+):
     proc = start_agentcli(
         "solve", "x", "--model", write_replies(["```bash\nsleep 120.75\n```"]), "--sandbox", "docker", cwd=failing_repo
     )
@@ -149,9 +176,12 @@ def test_container_orphaned_by_sigkill_is_removed_by_the_next_run(failing_repo: 
     finally:
         proc.kill()
         proc.wait()
-    assert len(containers_owned_by(proc.pid)) == 1  # SIGKILL: nobody could clean up
+    # SIGKILL: nobody could clean up, but the engine closed the container's stdin and it ended.
+    assert wait_for(lambda: not containers_owned_by(proc.pid), seconds=10)
+    dead = _ended_pid()
+    _orphan(dead)
     listing = agentcli("sandbox", "ls", cwd=failing_repo)
-    assert f"{proc.pid} dead" in listing.stdout
+    assert f"{dead} dead" in listing.stdout
     result = agentcli(
         "solve",
         "x",
@@ -169,7 +199,7 @@ def test_container_orphaned_by_sigkill_is_removed_by_the_next_run(failing_repo: 
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"removed \d+ sandbox container", result.stdout + result.stderr)
-    assert containers_owned_by(proc.pid) == []
+    assert containers_owned_by(dead) == []
 
 
 @pytest.mark.parametrize("_", [pytest.param(None, marks=needs_docker, id="docker")])
@@ -177,16 +207,18 @@ def test_prune_removes_orphans_only(failing_repo: Path, write_replies, _):
     proc = start_agentcli(
         "solve", "x", "--model", write_replies(["```bash\nsleep 120.25\n```"]), "--sandbox", "docker", cwd=failing_repo
     )
+    dead = _ended_pid()
     try:
         assert wait_for(lambda: containers_owned_by(proc.pid))
-        before = agentcli("sandbox", "prune", cwd=failing_repo)
-        assert before.returncode == 0 and containers_owned_by(proc.pid)  # its owner lives: kept
+        _orphan(dead)
+        pruned = agentcli("sandbox", "prune", cwd=failing_repo)
+        assert pruned.returncode == 0 and re.search(r"[1-9]\d* container\(s\) removed", pruned.stderr)
+        assert containers_owned_by(proc.pid)  # its owner lives: kept
+        assert containers_owned_by(dead) == []
     finally:
         proc.kill()
         proc.wait()
-    pruned = agentcli("sandbox", "prune", cwd=failing_repo)
-    assert pruned.returncode == 0 and re.search(r"[1-9]\d* container\(s\) removed", pruned.stderr)
-    assert containers_owned_by(proc.pid) == []
+    assert wait_for(lambda: not containers_owned_by(proc.pid), seconds=10)
 
 
 def test_unreachable_engine_is_one_line_exit_3(failing_repo: Path):

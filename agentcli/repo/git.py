@@ -130,8 +130,8 @@ class Git:
             cwd=self.root,
             env={**self.env, **(env or {})},
         )
-        if done.returncode != 0:
-            raise GitError(list(args), done.returncode, done.stderr)
+        if done.returncode != 0:  # some failures are said on stdout ("nothing to commit")
+            raise GitError(list(args), done.returncode, done.stderr.strip() or done.stdout)
         return done.stdout[:-1] if done.stdout.endswith("\n") else done.stdout
 
     def blob(self, sha: str) -> bytes:

@@ -139,10 +139,9 @@ def git_settings_tree(git: Git) -> str | None:
     files = _git_settings_files(git)
     if not files:
         return None
-    lines = []
-    for relative, mode in files:
-        sha = git("hash-object", "-w", "--no-filters", "--", str(git.common_dir / relative))
-        lines.append(f"{mode:o} {sha}\t{relative}")
+    paths = "\n".join(str(git.common_dir / relative) for relative, _ in files)
+    shas = git("hash-object", "-w", "--no-filters", "--stdin-paths", input=paths + "\n").split()
+    lines = [f"{mode:o} {sha}\t{relative}" for (relative, mode), sha in zip(files, shas, strict=True)]
     with scratch_index(git) as env:
         git("update-index", "--index-info", env=env, input="\n".join(lines) + "\n")
         return git("write-tree", env=env)

@@ -1,0 +1,315 @@
+"""Attacks by a model that controls the commands, end to end through `agentcli solve`, on each sandbox.
+
+Everything the sandbox can write (the work tree, `.git`, the control channel) is untrusted: each test
+plants something there as an attacker would, then checks that nothing reached the host, the user's
+next git command or agentcli's own files, that the run still ended with its journal, and that
+`agentcli undo` gave the user's work back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentcli.sandbox.factory import docker_ready
+from agentcli.sandbox.local import bwrap_available
+from agentcli.session.journal import sessions_dir
+from tests.conftest import git
+from tests.test_solve import agentcli, tree_digest
+
+DOCKER = pytest.param(
+    "docker",
+    marks=[pytest.mark.docker, pytest.mark.skipif(not docker_ready(), reason="no Docker engine answers here")],
+)
+BWRAP = pytest.param(
+    "bwrap",
+    marks=[pytest.mark.bwrap, pytest.mark.skipif(not bwrap_available(), reason="bubblewrap not usable here")],
+)
+CHANNEL = "/run/agentcli/commands"
+SECRET = "SECRET-MARKER-7f3a91"
+ENV_SECRET = "sk-ENVMARKER-5c2e"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with the user's work in every state: committed, modified, staged, untracked, ignored."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("def greet():\n    return 'hi'\n")
+    (repo / "README.md").write_text("# app\n")
+    (repo / ".gitignore").write_text(".env\ndata/\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    (repo / "app.py").write_text("def greet():\n    return 'hello'\n")  # modified, not staged
+    (repo / "README.md").write_text("# app\n\nstaged line\n")
+    git(repo, "add", "README.md")  # staged
+    (repo / "notes.txt").write_text("my notes\n")  # untracked
+    (repo / ".env").write_text("TOKEN=mine\n")  # ignored
+    (repo / "data").mkdir()
+    (repo / "data" / "rows.csv").write_text("a,b\n1,2\n")  # ignored folder
+    return repo
+
+
+def replies(tmp_path: Path, *texts: str) -> str:
+    path = tmp_path / f"replies-{len(list(tmp_path.glob('replies-*')))}.json"
+    path.write_text(json.dumps(list(texts)))
+    return f"scripted:{path}"
+
+
+def bash(command: str) -> str:
+    return f"```bash\n{command}\n```"
+
+
+def solve(repo: Path, model: str, backend: str, *extra: str, env: dict[str, str | None] | None = None):
+    result = agentcli("solve", "tidy up", "--model", model, "--sandbox", backend, "--json", *extra, cwd=repo, env=env)
+    assert "Traceback" not in result.stderr, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert events and events[-1]["type"] == "result", result.stderr
+    journal = sessions_dir(repo) / events[-1]["session_id"] / "events.jsonl"
+    assert journal.is_file()
+    return result, events, journal.read_text()
+
+
+def user_state(repo: Path) -> tuple[dict[str, str], str, str, str]:
+    """The files (ignored ones included), `git status`, HEAD and the staged tree."""
+    return (
+        tree_digest(repo),
+        git(repo, "status", "--porcelain", "--ignored"),
+        git(repo, "rev-parse", "HEAD"),
+        git(repo, "write-tree"),
+    )
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_links_planted_in_the_channel_and_the_repository_are_never_followed(repo: Path, tmp_path: Path, backend: str):
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text(f"def broken(:\n{SECRET}\n")
+    target = tmp_path / "host-target.sh"
+    target.write_text("original\n")
+    plant = (
+        f"for i in $(seq 1 60); do n=$(printf %04d $i); ln -sf {target} {CHANNEL}/$n.sh; "
+        f"if [ $((i % 2)) = 0 ]; then ln -sf {secret} {CHANNEL}/$n.out; "
+        f"else ln -sf /proc/self/environ {CHANNEL}/$n.out; fi; done; "
+        f"ln -sf {secret} leak.py; ln -sf {secret} app.py; ln -sf /proc/self/environ env.txt; "
+        # agentcli's checkpoint refs in the repository pointed at a state of the attacker's making
+        "evil=$(echo pwned | git hash-object -w --stdin); "
+        "tree=$(printf '100644 blob %s\\tapp.py\\n' $evil | git mktree); "
+        "c=$(git commit-tree $tree -m evil); for r in $(git for-each-ref --format='%(refname)' refs/agentcli); "
+        "do git update-ref $r $c; done; echo planted"
+    )
+    model = replies(tmp_path, bash(plant), bash("echo next"), bash("env; cat env.txt"), "DONE: tidied.")
+    before = user_state(repo)
+    result, events, journal = solve(repo, model, backend, env={"OPENAI_API_KEY": ENV_SECRET})
+    assert target.read_text() == "original\n"  # no command file was written through a link
+    for text in (journal, result.stdout, result.stderr):
+        assert SECRET not in text and ENV_SECRET not in text
+    channel = sessions_dir(repo) / events[-1]["session_id"] / "commands"
+    assert any(path.is_symlink() for path in channel.iterdir())  # the attack did happen
+    undo = agentcli("undo", cwd=repo)
+    assert undo.returncode == 0, undo.stderr
+    assert user_state(repo) == before
+    assert secret.read_text() == f"def broken(:\n{SECRET}\n"
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_the_sandbox_sees_none_of_agentclis_secrets(repo: Path, tmp_path: Path, backend: str):
+    model = replies(tmp_path, bash("env; cat /proc/1/environ | tr '\\0' '\\n'; echo checked"), "DONE: looked.")
+    env = {"OPENAI_API_KEY": ENV_SECRET, "AGENTCLI_SECRET_SETTING": ENV_SECRET, "MY_PASSWORD": ENV_SECRET}
+    _, events, journal = solve(repo, model, backend, env=env)
+    shown = next(e["output"] for e in events if e["type"] == "command_finished" and "checked" in e["output"])
+    assert "HOME=" in shown  # the environment was shown...
+    assert ENV_SECRET not in journal  # ...without any of the secrets
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_a_watchdog_fifo_replaced_by_a_link_is_not_written_through(repo: Path, tmp_path: Path, backend: str):
+    target = tmp_path / "host-target.txt"
+    target.write_text("original\n")
+    plant = f"for i in 1 2 3; do ln -sf {target} {CHANNEL}/watchdog.$i; done; mkdir -p {CHANNEL}/0004.sh; kill -9 $$"
+    model = replies(tmp_path, bash(plant), bash("echo after restart"), "DONE: done.")
+    _, events, _ = solve(repo, model, backend)
+    assert any(e["type"] == "command_finished" and "after restart" in e["output"] for e in events)
+    assert target.read_text() == "original\n"
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_git_settings_planted_in_the_sandbox_run_nothing_on_the_host(repo: Path, tmp_path: Path, backend: str):
+    pwned = tmp_path / "pwned"
+    pwned.mkdir()
+    config_before = (repo / ".git" / "config").read_bytes()
+    attack = "; ".join(
+        [
+            f"git config filter.evil.clean 'touch {pwned}/filter; cat'",
+            "echo '* filter=evil diff=evil' > .gitattributes",
+            f"git config diff.evil.textconv 'touch {pwned}/textconv; cat'",
+            f"git config core.fsmonitor 'touch {pwned}/fsmonitor; false'",
+            f"printf '#!/bin/sh\\ntouch {pwned}/hook\\n' > .git/hooks/pre-commit",
+            f"printf '#!/bin/sh\\ntouch {pwned}/refhook\\n' > .git/hooks/reference-transaction",
+            "chmod +x .git/hooks/* 2>/dev/null",
+            "echo '*.py filter=evil' > .git/info/attributes",
+            "mkdir -p evil && cp -r .git/objects .git/refs .git/HEAD evil/",
+            f"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch {pwned}/commondir\\n'"
+            " > evil/config",
+            "echo ../evil > .git/commondir",
+            "git replace -f HEAD HEAD 2>/dev/null",
+            "echo changed >> app.py; echo done",
+        ]
+    )
+    model = replies(tmp_path, bash(attack), "DONE: tidied.")
+    _, events, _ = solve(repo, model, backend)
+    undo = agentcli("undo", cwd=repo)
+    assert undo.returncode == 0, undo.stderr
+    # The user's own git afterwards, with hooks and all: still nothing planted runs.
+    git(repo, "status")
+    git(repo, "diff")
+    git(repo, "commit", "-qam", "the user's next commit")
+    assert sorted(p.name for p in pwned.iterdir()) == []
+    assert (repo / ".git" / "config").read_bytes() == config_before
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert not (repo / ".git" / "commondir").exists()
+    assert not (repo / ".git" / "info" / "attributes").exists()
+    notices = " ".join(e.get("message", "") for e in events if e["type"] == "notice")
+    assert ".git/commondir" in notices  # removed at the end of the run, and said so
+
+
+def test_git_settings_changed_on_the_host_backend_are_reported_and_undone(repo: Path, tmp_path: Path):
+    """`--sandbox host` isolates nothing, but agentcli's own git still runs nothing planted, the change
+    is reported, and undo takes it back."""
+    pwned = tmp_path / "pwned"
+    pwned.mkdir()
+    config_before = (repo / ".git" / "config").read_bytes()
+    attack = (
+        f"git config core.fsmonitor 'touch {pwned}/fsmonitor; false' && "
+        f"printf '#!/bin/sh\\ntouch {pwned}/hook\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && "
+        f"git config filter.evil.clean 'touch {pwned}/filter; cat' && echo '* filter=evil' > .gitattributes"
+    )
+    model = replies(tmp_path, bash(attack), "DONE: tidied.")
+    result, events, _ = solve(repo, model, "host")
+    assert "warning: --sandbox host" in result.stderr
+    assert sorted(p.name for p in pwned.iterdir()) == []  # agentcli's own git calls ran none of it
+    notices = " ".join(e.get("message", "") for e in events if e["type"] == "notice")
+    assert ".git/config" in notices and ".git/hooks/pre-commit" in notices
+    assert agentcli("undo", cwd=repo).returncode == 0
+    assert (repo / ".git" / "config").read_bytes() == config_before
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    git(repo, "commit", "-qam", "the user's next commit")
+    assert sorted(p.name for p in pwned.iterdir()) == []
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_git_clean_and_rm_rf_git_are_survivable(repo: Path, tmp_path: Path, backend: str):
+    before = user_state(repo)
+    log_before = git(repo, "log", "--format=%H %s")
+    wipe = "git clean -fdx; git update-ref -d HEAD; git gc --prune=now -q; rm -rf .git; ls -A .git; echo wiped"
+    model = replies(tmp_path, bash(wipe), bash("echo still here"), "DONE: tidied.")
+    result, events, _ = solve(repo, model, backend)
+    assert result.returncode in (0, 1)
+    assert any(e["type"] == "command_finished" and "still here" in e["output"] for e in events)
+    assert not (repo / ".env").exists()  # the attack did happen
+    undo = agentcli("undo", cwd=repo)
+    assert undo.returncode == 0, undo.stderr
+    assert user_state(repo) == before
+    assert git(repo, "log", "--format=%H %s") == log_before
+    git(repo, "fsck", "--no-progress")
+
+
+def test_a_repository_file_cannot_move_the_next_run_out_of_the_sandbox(repo: Path, tmp_path: Path):
+    backend = "docker" if docker_ready() else "bwrap"
+    if backend == "bwrap" and not bwrap_available():
+        pytest.skip("no sandbox here")
+    settings = 'sandbox = "host"\\nnetwork = true\\napi_base = "http://127.0.0.1:9/v1"\\n'
+    plant = f"printf '{settings}' > .agentcli.toml"
+    model = replies(tmp_path, bash(plant), "DONE: tidied.")
+    solve(repo, model, backend)
+    assert "host" in (repo / ".agentcli.toml").read_text()
+    result = agentcli("solve", "tidy up", "--model", replies(tmp_path, "DONE: nothing."), "--json", cwd=repo)
+    started = [json.loads(line) for line in result.stdout.splitlines() if '"run_started"' in line]
+    assert started and started[0]["sandbox"] in ("docker", "bwrap")
+    assert ".agentcli.toml" in result.stderr and "sandbox" in result.stderr and "ignored" in result.stderr
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_write_and_read_through_a_planted_link_are_refused(tmp_path: Path, backend: str):
+    from agentcli import untrusted
+    from agentcli.sandbox.docker import DockerSandbox
+    from agentcli.sandbox.local import BwrapSandbox
+
+    repo = tmp_path / "work"
+    repo.mkdir()
+    host_file = tmp_path / "host.txt"
+    host_file.write_text(f"{SECRET}\n")
+    cls = DockerSandbox if backend == "docker" else BwrapSandbox
+    box = cls(repo, tmp_path / "state" / "sessions" / "s" / "commands")
+    box.start()
+    try:
+        box.run(f"ln -s {host_file} link.txt; mkdir real; ln -s {tmp_path} real/up", timeout=30)
+        for path in ("link.txt", f"{box.workdir}/link.txt", "real/up/host.txt"):
+            with pytest.raises(untrusted.NotAFile):
+                box.write_file(path, "overwritten\n")
+            with pytest.raises(untrusted.NotAFile):
+                box.read_file(path)
+        box.write_file("real/new.txt", "fine\n")
+        assert box.run("cat real/new.txt", timeout=30).output == "fine\n"
+    finally:
+        box.close()
+    assert host_file.read_text() == f"{SECRET}\n"
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_nothing_outlives_a_killed_agentcli(repo: Path, tmp_path: Path, backend: str):
+    model = replies(tmp_path, bash("sleep 97.31"), "DONE: slept.")
+    env = {**os.environ, "AGENTCLI_CONFIG_DIR": str(repo / ".no-user-config")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentcli", "solve", "wait", "--model", model, "--sandbox", backend, "--json"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if '"command_started"' in line and "sleep 97.31" in line:
+            break
+    time.sleep(1)
+    assert _sleepers() or (backend == "docker" and _containers_of(proc.pid))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (_sleepers() or (backend == "docker" and _containers_of(proc.pid))):
+        time.sleep(0.2)
+    assert not _sleepers()
+    if backend == "docker":
+        assert not _containers_of(proc.pid)
+
+
+def _sleepers() -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", b"97.31"]:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _containers_of(pid: int) -> list[str]:
+    import docker
+
+    client = docker.from_env()
+    try:
+        found = client.api.containers(all=True, filters={"label": f"org.agentcli.owner-pid={pid}"})
+    finally:
+        client.close()
+    return [c["Id"] for c in found]

@@ -93,16 +93,21 @@ BACKENDS = [
 ]
 
 
-def containers_of_session(session_id: str) -> list[str]:
-    """Ids of containers, in any state, that the engine has for this agentcli session."""
+def containers_labelled(label: str, value: object) -> list[str]:
+    """Ids of containers, in any state, that the engine has with this label and value."""
     import docker
 
     client = docker.from_env()
     try:
-        found = client.api.containers(all=True, filters={"label": f"org.agentcli.session={session_id}"})
+        found = client.api.containers(all=True, filters={"label": f"{label}={value}"})
     finally:
         client.close()
     return [c["Id"] for c in found]
+
+
+def containers_of_session(session_id: str) -> list[str]:
+    """Ids of containers, in any state, that the engine has for this agentcli session."""
+    return containers_labelled("org.agentcli.session", session_id)
 
 
 @pytest.fixture(params=BACKENDS)

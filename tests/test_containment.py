@@ -21,7 +21,7 @@ import pytest
 from agentcli.sandbox.factory import docker_ready
 from agentcli.sandbox.local import bwrap_available
 from agentcli.session.journal import sessions_dir
-from tests.conftest import git
+from tests.conftest import containers_labelled, git
 from tests.test_solve import agentcli, tree_digest
 
 DOCKER = pytest.param(
@@ -281,15 +281,17 @@ def test_nothing_outlives_a_killed_agentcli(repo: Path, tmp_path: Path, backend:
         if '"command_started"' in line and "sleep 97.31" in line:
             break
     time.sleep(1)
-    assert _sleepers() or (backend == "docker" and _containers_of(proc.pid))
+    assert _sleepers() or (backend == "docker" and containers_labelled("org.agentcli.owner-pid", proc.pid))
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and (_sleepers() or (backend == "docker" and _containers_of(proc.pid))):
+    while time.monotonic() < deadline and (
+        _sleepers() or (backend == "docker" and containers_labelled("org.agentcli.owner-pid", proc.pid))
+    ):
         time.sleep(0.2)
     assert not _sleepers()
     if backend == "docker":
-        assert not _containers_of(proc.pid)
+        assert not containers_labelled("org.agentcli.owner-pid", proc.pid)
 
 
 def _sleepers() -> list[int]:
@@ -302,14 +304,3 @@ def _sleepers() -> list[int]:
             except OSError:
                 continue
     return found
-
-
-def _containers_of(pid: int) -> list[str]:
-    import docker
-
-    client = docker.from_env()
-    try:
-        found = client.api.containers(all=True, filters={"label": f"org.agentcli.owner-pid={pid}"})
-    finally:
-        client.close()
-    return [c["Id"] for c in found]

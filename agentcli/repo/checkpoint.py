@@ -149,30 +149,34 @@ def git_settings_tree(git: Git) -> str | None:
 
 def git_settings_changed(root: Path, checkpoint: Checkpoint) -> list[str]:
     """The files of git's own settings a run changed, added or removed (`.git/hooks/pre-commit`)."""
+    return [f".git/{path}" for path in _settings_changes(Git(root), checkpoint)]
+
+
+def _settings_changes(git: Git, checkpoint: Checkpoint) -> list[str]:
     if checkpoint.git_tree is None:
         return []
-    git = Git(root)
     now = git_settings_tree(git) or EMPTY_TREE
     out = git("diff-tree", "-r", "--no-renames", "--name-only", "-z", checkpoint.git_tree, now)
-    return [f".git/{path}" for path in out.split("\0") if path]
+    return [path for path in out.split("\0") if path]
 
 
 def _restore_git_settings(git: Git, checkpoint: Checkpoint) -> None:
-    """Put git's own settings back as they were at the checkpoint; hooks and info files added since go."""
-    if checkpoint.git_tree is None:
+    """Put the files of git's own settings that changed back as they were at the checkpoint (those
+    added since go); a link or folder planted in place of one goes first."""
+    changed = _settings_changes(git, checkpoint)
+    if not changed:
         return
     kept = {}
-    for line in git("ls-tree", "-r", "-z", checkpoint.git_tree).split("\0"):
+    for line in git("ls-tree", "-r", "-z", checkpoint.git_tree or EMPTY_TREE, "--", *changed).split("\0"):
         if line:
             meta, _, relative = line.partition("\t")
             mode, _, sha = meta.split(" ")
             kept[relative] = (int(mode, 8), sha)
-    for relative, _ in _git_settings_files(git):
-        if relative not in kept:
-            untrusted.remove(git.common_dir, relative)
-    for relative, (mode, sha) in kept.items():
-        untrusted.remove(git.common_dir, relative)  # a link or folder planted there goes first
-        untrusted.write_bytes(git.common_dir, relative, git.blob(sha), mode=mode & 0o777)
+    for relative in changed:
+        untrusted.remove(git.common_dir, relative)
+        if relative in kept:
+            mode, sha = kept[relative]
+            untrusted.write_bytes(git.common_dir, relative, git.blob(sha), mode=mode & 0o777)
 
 
 def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, keep_ref: bool = True) -> Checkpoint:

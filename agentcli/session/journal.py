@@ -1,18 +1,25 @@
-"""Every event of a session, appended to JSON Lines and flushed, so a killed run loses nothing."""
+"""Every event of a session, appended to JSON Lines and flushed, so a killed run loses nothing; at the
+end of each step (a reply, a command's result, the run's result) the file is also synced to disk, so
+a power cut loses at most the step under way."""
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import time
 from pathlib import Path
 
-from agentcli.events import Event
+from agentcli.events import CommandFinished, Event, FormatError, ModelReplied, RunFinished
 from agentcli.paths import repo_state_dir
 
 
 def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+# Events that end a step: the journal is synced to disk after each.
+STEP_ENDS = (ModelReplied, CommandFinished, FormatError, RunFinished)
 
 
 def sessions_dir(root: Path) -> Path:
@@ -40,6 +47,8 @@ class Journal:
             return
         self._file.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
         self._file.flush()
+        if isinstance(event, STEP_ENDS):
+            os.fsync(self._file.fileno())
 
     def close(self) -> None:
         self._file.close()

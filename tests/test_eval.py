@@ -100,7 +100,7 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
     out = tmp_path / "run.json"
     model = replies(tmp_path, FIX_OFF_BY_ONE)
     args = ["--tasks", "fix-off-by-one", "--model", model, "--sandbox", backend, "--out", str(out)]
-    proc = agentcli("eval", str(SUITE), *args, "--timeout", "120", cwd=tmp_path)
+    proc = agentcli("eval", str(SUITE), *args, "--timeout", "120", "--trajectory-format", "atif", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     task = results(out)["fix-off-by-one"]
     assert (task["status"], task["reward"], task["tests_passed"], task["tests_total"]) == ("passed", 1, 3, 3)
@@ -113,6 +113,9 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
     looks = [e["command"] for e in events if e["type"] == "command_finished" and e["step"] == 0]
     assert looks == ["python3 -m pytest -q --tb=short -p no:cacheprovider"]  # the tests ran before the first reply
     assert "+    start = (page - 1) * per_page" in (record / "changes.patch").read_text()
+    atif = json.loads((record / "trajectory.atif.json").read_text())
+    assert atif["schema_version"] == "ATIF-v1.4" and atif["extra"]["status"] == "finished"
+    assert [s["tool_calls"][0]["arguments"]["command"] for s in atif["steps"] if "tool_calls" in s] == commands
 
 
 def test_scripted_agent_that_does_the_wrong_thing_gets_no_reward(tmp_path: Path):

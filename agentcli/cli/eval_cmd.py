@@ -28,6 +28,9 @@ def eval_command(
     oracle: bool = typer.Option(False, "--oracle", help="Run each task's solution.sh instead: every task must pass."),
     noop: bool = typer.Option(False, "--noop", help="Do nothing instead of the agent: every task must fail."),
     resume: bool = typer.Option(False, "--resume", help="Skip the tasks already scored in --out."),
+    trajectory_format: str = typer.Option(
+        "jsonl", "--trajectory-format", help="jsonl (the journal), or atif: an ATIF trajectory beside it too."
+    ),
 ) -> None:
     """Run every task of SUITE_DIR in a fresh work dir and score it with the task's tests.
 
@@ -42,6 +45,8 @@ def eval_command(
 
     if oracle and noop:
         raise UsageError("--oracle and --noop exclude each other")
+    if trajectory_format not in ("jsonl", "atif"):
+        raise UsageError(f"unknown --trajectory-format {trajectory_format!r}: use jsonl or atif")
     if workers < 1:
         raise UsageError(f"--workers must be at least 1, got {workers}")
     if timeout <= 0:
@@ -50,7 +55,7 @@ def eval_command(
         raise UsageError("--resume needs --out FILE: the results of the run to resume")
     kind = "oracle" if oracle else "noop" if noop else "agentcli"
     selected = load_suite(suite, split_ids(tasks) or None)
-    config = RunConfig(timeout=timeout, max_steps=max_steps)
+    config = RunConfig(timeout=timeout, max_steps=max_steps, trajectory_format=trajectory_format)
     console = _console()
     if kind == "agentcli":
         config.model, config.sandbox, config.api_base = _agent_settings(model, sandbox, api_base, max_steps, console)

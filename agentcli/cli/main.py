@@ -252,6 +252,7 @@ def config_trust(
 def _register_commands() -> None:
     """The commands that live in modules of their own (each imports its heavy parts lazily)."""
     from agentcli.cli.eval_cmd import eval_command
+    from agentcli.cli.export_cmd import export_command
     from agentcli.cli.map_cmd import map_command
     from agentcli.cli.models_cmd import models_app
     from agentcli.cli.repl_cmd import repl_command
@@ -262,6 +263,7 @@ def _register_commands() -> None:
     app.command("repl")(repl_command)
     app.command("map")(map_command)
     app.command("eval")(eval_command)
+    app.command("export")(export_command)
     app.add_typer(models_app, name="models")
     app.add_typer(sandbox_app, name="sandbox")
 

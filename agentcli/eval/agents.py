@@ -59,6 +59,7 @@ class RunConfig:
     max_steps: int | None = None
     api_base: str = ""
     extra_args: list[str] = field(default_factory=list)
+    trajectory_format: str = "jsonl"  # "atif": an ATIF trajectory beside each task's journal too
 
 
 class Runner(Protocol):
@@ -145,6 +146,8 @@ class AgentcliRunner:
         if done.returncode == EXIT_UNAVAILABLE:
             run.fatal = run.reason
         save_journal(ws.workdir, out_dir)
+        if self.config.trajectory_format == "atif":
+            write_atif(out_dir)
         return run
 
 
@@ -184,6 +187,17 @@ def save_journal(workdir: Path, out_dir: Path) -> None:
         for session in sorted(p for p in sessions.iterdir() if p.is_dir()):
             shutil.copytree(session, out_dir / "session", dirs_exist_ok=True, symlinks=True, ignore=_special_files)
     shutil.rmtree(repo_state_dir(workdir), ignore_errors=True)
+
+
+def write_atif(out_dir: Path) -> None:
+    """`trajectory.atif.json` from the task's journal, where the run got as far as having one."""
+    from agentcli.session.atif import trajectory
+    from agentcli.session.journal import read_events
+
+    journal = out_dir / "session" / "events.jsonl"
+    if journal.is_file():
+        document = trajectory(read_events(journal))
+        (out_dir / "trajectory.atif.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
 def _special_files(directory: str, names: list[str]) -> list[str]:

@@ -1,0 +1,39 @@
+"""`agentcli export`: a run's trajectory in a standard format, for trainers and viewers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+FORMATS = ("atif", "jsonl")
+
+
+def export_command(
+    session: str = typer.Argument(None, help="Session id or a unique prefix (default: the latest run)."),
+    format: str = typer.Option("atif", "--format", "-f", help="atif (Harbor's ATIF v1.4 JSON) or jsonl (the journal)."),
+    output: Path = typer.Option(None, "--output", "-o", help="Write to FILE instead of standard output."),
+    repo: Path = typer.Option(Path("."), "--repo", help="The repository the run was in."),
+) -> None:
+    """Write a run's trajectory: ATIF for trainers and Harbor's tools, or the journal's JSON Lines."""
+    from agentcli.errors import UsageError
+    from agentcli.session.atif import trajectory
+    from agentcli.session.journal import find_journal, read_events
+    from agentcli.session.undo import undo_root
+
+    if format not in FORMATS:
+        raise UsageError(f"unknown format {format!r}: use {' or '.join(FORMATS)}")
+    journal = find_journal(undo_root(repo), session)
+    if format == "jsonl":
+        text = journal.read_text(encoding="utf-8")
+    else:
+        text = json.dumps(trajectory(read_events(journal)), indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot write {output}: {e.strerror}") from None
+    typer.echo(f"wrote {output} ({format}, session {journal.parent.name})", err=True)

@@ -100,7 +100,9 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
     out = tmp_path / "run.json"
     model = replies(tmp_path, FIX_OFF_BY_ONE)
     args = ["--tasks", "fix-off-by-one", "--model", model, "--sandbox", backend, "--out", str(out)]
-    proc = agentcli("eval", str(SUITE), *args, "--timeout", "120", "--trajectory-format", "atif", cwd=tmp_path)
+    stream = tmp_path / "stream.jsonl"
+    args += ["--trajectory-format", "atif", "--stream", str(stream)]
+    proc = agentcli("eval", str(SUITE), *args, "--timeout", "120", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     task = results(out)["fix-off-by-one"]
     assert (task["status"], task["reward"], task["tests_passed"], task["tests_total"]) == ("passed", 1, 3, 3)
@@ -116,6 +118,8 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
     atif = json.loads((record / "trajectory.atif.json").read_text())
     assert atif["schema_version"] == "ATIF-v1.4" and atif["extra"]["status"] == "finished"
     assert [s["tool_calls"][0]["arguments"]["command"] for s in atif["steps"] if "tool_calls" in s] == commands
+    (streamed,) = [json.loads(line) for line in stream.read_text().splitlines()]
+    assert streamed["task"] == "fix-off-by-one" and streamed["reward"] == 1 and streamed["atif"] == atif
 
 
 def test_scripted_agent_that_does_the_wrong_thing_gets_no_reward(tmp_path: Path):

@@ -31,6 +31,9 @@ def eval_command(
     trajectory_format: str = typer.Option(
         "jsonl", "--trajectory-format", help="jsonl (the journal), or atif: an ATIF trajectory beside it too."
     ),
+    stream: Path = typer.Option(
+        None, "--stream", help="Append each finished task to FILE as one JSON line (a learner can tail it)."
+    ),
 ) -> None:
     """Run every task of SUITE_DIR in a fresh work dir and score it with the task's tests.
 
@@ -95,6 +98,8 @@ def eval_command(
         counter[0] += 1
         console.print(progress_line(counter[0], len(selected), result), markup=False)
         res.write(results_path, info, collected, interrupted=True)  # complete only once all are in
+        if stream is not None:
+            res.append_stream(stream, result)
 
     traj_root.mkdir(parents=True, exist_ok=True)
     run = run_suite(todo, RUNNERS[kind](config), traj_root, workers=workers, on_result=on_result)

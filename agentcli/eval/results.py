@@ -121,3 +121,16 @@ def load_done(path: Path, info: RunInfo) -> list[TaskResult]:
                 f"cannot resume from {path}: it holds a run with {key} {data.get(key)!r}, not {getattr(info, key)!r}"
             )
     return [t for t in tasks if t.status in SCORED]
+
+
+def append_stream(path: Path, result: TaskResult) -> None:
+    """Append one finished task as a JSON line, synced to disk, for a learner tailing the file: its
+    result and, where one was written, its ATIF trajectory."""
+    record: dict[str, Any] = result.to_dict()
+    atif = Path(result.trajectory) / "trajectory.atif.json" if result.trajectory else None
+    if atif is not None and atif.is_file():
+        record["atif"] = json.loads(atif.read_text())
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())

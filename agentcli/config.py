@@ -40,6 +40,7 @@ class Settings:
     summary_model: str = ""  # empty: the main model
     sandbox: str = "auto"
     image: str = ""  # docker image; empty: the built-in sandbox image
+    container_workdir: str = "/workspace"  # docker: where the repository is mounted (a task image's WORKDIR)
     network: bool = False
     memory_mb: int = 4096
     cpus: float = 2.0

@@ -60,6 +60,7 @@ class RunConfig:
     api_base: str = ""
     extra_args: list[str] = field(default_factory=list)
     trajectory_format: str = "jsonl"  # "atif": an ATIF trajectory beside each task's journal too
+    env: dict[str, str] = field(default_factory=dict)  # for agentcli's process (AGENTCLI_* settings of a task)
 
 
 class Runner(Protocol):
@@ -134,7 +135,7 @@ class AgentcliRunner:
         done = children.run(
             self.argv(task, ws),
             cwd=ws.workdir,
-            env=harness_env(),
+            env=harness_env(**self.config.env),
             timeout=self.config.timeout + KILL_GRACE_S if self.config.timeout else None,
             stdout=out_dir / "agent.jsonl",
             stderr=out_dir / "agent.log",

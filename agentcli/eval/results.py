@@ -20,7 +20,7 @@ SCORED = ("passed", "failed")  # a task with one of these statuses is done; --re
 class TaskResult:
     task: str
     status: str  # passed | failed | error
-    reward: int = 0
+    reward: float = 0  # 1 or 0 for agentcli's tasks; a Harbor verifier may give a share
     tests_passed: int = 0
     tests_total: int = 0
     test_share: float = 0.0
@@ -76,6 +76,7 @@ def summarize(results: list[TaskResult]) -> dict[str, Any]:
         "tasks": n,
         "solved": len(solved),
         "solve_rate": round(len(solved) / n, 4) if n else 0.0,
+        "mean_reward": mean([r.reward for r in results]),
         "mean_test_share": mean([r.test_share for r in results]),
         "errors": sum(1 for r in results if r.status == "error"),
         # Per solved task, as the targets are stated.

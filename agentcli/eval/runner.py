@@ -35,21 +35,23 @@ def run_task(
     tmp = Path(tempfile.mkdtemp(prefix=f"agentcli-eval-{task.id}-"))
     agent: AgentRun | None = None
     try:
-        ws = prepare(task.repo, tmp)
-        agent = runner.run(task, ws, children, out_dir)
-        if agent.stopped:
-            raise Stopping()
-        _record_agent(result, agent)
-        install_tests(task.tests, ws)
-        tests = run_tests(children, ws.workdir, ws.tests, out_dir, test_timeout)
-        if children.stopping.is_set():
-            raise Stopping()
-        (out_dir / "changes.patch").write_text(changes_patch(ws))
-        result.reward, result.tests_passed, result.tests_total = tests.reward, tests.passed, tests.total
-        result.test_share, result.test_seconds = tests.share, tests.seconds
-        result.status = "passed" if tests.reward else "failed"
-        if tests.note:
-            result.reason = f"{tests.note}; {result.reason}" if result.reason else tests.note
+        if task.harbor is not None:
+            agent = _run_harbor(task, runner, children, out_dir, tmp, result)
+        else:
+            ws = prepare(task.repo, tmp)
+            agent = runner.run(task, ws, children, out_dir)
+            if agent.stopped:
+                raise Stopping()
+            _record_agent(result, agent)
+            install_tests(task.tests, ws)
+            tests = run_tests(children, ws.workdir, ws.tests, out_dir, test_timeout)
+            if children.stopping.is_set():
+                raise Stopping()
+            (out_dir / "changes.patch").write_text(changes_patch(ws))
+            result.reward, result.tests_passed, result.tests_total = tests.reward, tests.passed, tests.total
+            result.test_share, result.test_seconds = tests.share, tests.seconds
+            result.status = "passed" if tests.reward else "failed"
+            _add_reason(result, tests.note)
     except Stopping:
         raise
     except TaskError as e:
@@ -59,6 +61,33 @@ def run_task(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return _finish(result, out_dir, started), agent
+
+
+def _run_harbor(task: Task, runner: Runner, children: Children, out_dir: Path, tmp: Path, result: TaskResult):
+    """A Harbor task: its image, the agent in it, its verifier's reward (which may lie between 0 and 1)."""
+    from agentcli.eval import harbor
+
+    assert task.harbor is not None
+    image = harbor.build_image(task.dir, task.id)
+    workdir = harbor.image_workdir(image)
+    ws = harbor.prepare_workspace(image, workdir, tmp)
+    agent = harbor.run_agent(task, task.harbor, runner, image, workdir, ws, children, out_dir)
+    if agent.stopped:
+        raise Stopping()
+    _record_agent(result, agent)
+    verdict = harbor.verify(task, task.harbor, image, workdir, ws, children, out_dir)
+    if children.stopping.is_set():
+        raise Stopping()
+    (out_dir / "changes.patch").write_text(changes_patch(ws))
+    result.reward, result.test_share, result.test_seconds = verdict.reward, verdict.reward, verdict.seconds
+    result.status = "passed" if verdict.reward >= 1 else "failed"
+    _add_reason(result, verdict.note)
+    return agent
+
+
+def _add_reason(result: TaskResult, note: str) -> None:
+    if note:
+        result.reason = f"{note}; {result.reason}" if result.reason else note
 
 
 def _record_agent(result: TaskResult, agent: AgentRun) -> None:

@@ -12,7 +12,7 @@ def progress_line(done: int, total: int, r: TaskResult) -> str:
     tests = f"{r.tests_passed}/{r.tests_total} tests" if r.tests_total else "no tests"
     extra = f" ({r.reason})" if r.status == "error" else ""
     steps = f"{r.steps} steps, {r.tokens} tokens, " if r.steps else ""
-    return f"[{done}/{total}] {r.task}: {r.status}{extra}, reward {r.reward}, {tests}, {steps}{r.wall_seconds:.1f} s"
+    return f"[{done}/{total}] {r.task}: {r.status}{extra}, reward {r.reward:g}, {tests}, {steps}{r.wall_seconds:.1f} s"
 
 
 def results_table(results: list[TaskResult], title: str = "") -> Table:
@@ -32,7 +32,7 @@ def results_table(results: list[TaskResult], title: str = "") -> Table:
         style = "green" if r.reward else ("red" if r.status == "error" else None)
         table.add_row(
             r.task,
-            str(r.reward),
+            f"{r.reward:g}",
             f"{r.tests_passed}/{r.tests_total}",
             str(r.steps),
             str(r.tokens),

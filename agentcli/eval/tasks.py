@@ -1,7 +1,8 @@
 """Task folders: discovery and validation.
 
 A task is a folder holding `instruction.md`, `repo/`, `tests/` and optionally `solution.sh` and
-`task.toml` (difficulty, category); its name is the task id. A folder that is not a valid task is
+`task.toml` (difficulty, category); its name is the task id. A Harbor task (`task.toml` and
+`environment/`) is read by `harbor_spec.py`. A folder that is not a valid task is
 kept as a `Task` with a `problem`, so the suite reports it and runs the rest.
 """
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.errors import UsageError
+from agentcli.eval.harbor_spec import HarborSpec, is_harbor_task, read_spec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,6 +29,7 @@ class Task:
     difficulty: str = ""
     category: str = ""
     problem: str = ""  # why the folder is not a runnable task; empty when it is
+    harbor: HarborSpec | None = None  # a Harbor task (see harbor.py); None: agentcli's own layout
 
     @property
     def solution(self) -> Path:
@@ -44,18 +47,13 @@ class Task:
 def load_task(folder: Path) -> Task:
     """Read one task folder; what is wrong with it goes to `problem`, never to an exception."""
     task = Task(id=folder.name, dir=folder)
-    problems = []
-    instruction = folder / "instruction.md"
-    if not instruction.is_file():
-        problems.append("missing instruction.md")
-    else:
-        try:
-            task.instruction = instruction.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as e:
-            problems.append(f"cannot read instruction.md: {e}")
-        else:
-            if not task.instruction:
-                problems.append("instruction.md is empty")
+    problems: list[str] = []
+    if is_harbor_task(folder):
+        task.harbor, problems = read_spec(folder)
+        problems += _read_instruction(task)
+        task.problem = "; ".join(problems)
+        return task
+    problems += _read_instruction(task)
     if not task.repo.is_dir():
         problems.append("missing repo/")
     if not task.tests.is_dir():
@@ -72,6 +70,18 @@ def load_task(folder: Path) -> Task:
             problems.append(f"task.toml: {e}")
     task.problem = "; ".join(problems)
     return task
+
+
+def _read_instruction(task: Task) -> list[str]:
+    """Read `instruction.md` into the task; what is wrong with it."""
+    instruction = task.dir / "instruction.md"
+    if not instruction.is_file():
+        return ["missing instruction.md"]
+    try:
+        task.instruction = instruction.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        return [f"cannot read instruction.md: {e}"]
+    return [] if task.instruction else ["instruction.md is empty"]
 
 
 def is_task_folder(path: Path) -> bool:

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from docker import APIClient, DockerClient
 
 WORKDIR = "/workspace"
+# Folders of the container's own that the repository is never mounted over.
+RESERVED = ("/run", "/proc", "/sys", "/dev", "/tmp", "/etc", "/usr", "/bin", "/lib", "/sbin", "/home/agent")
 # The shell's own scratch files: a tmpfs of their own, so a full /tmp cannot cut its saved state,
 # mounted ready-made because a `mkdir` in the bootstrap (the first exec through the image's storage
 # driver) costs a good part of the start.
@@ -189,13 +191,17 @@ class DockerSandbox(ShellSandbox):
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         image: str = "",
         notify: Callable[[str], None] | None = None,
+        workdir: str = WORKDIR,
     ):
+        """`workdir`: where the repository is mounted in the container (an image's own WORKDIR, say)."""
         limits = limits or Limits()
         for field in ("memory_mb", "cpus", "pids", "file_size_mb"):
             if not getattr(limits, field) > 0:
                 raise UsageError(f"{field} must be positive, got {getattr(limits, field)!r}")
         super().__init__(repo, control_dir, limits=limits, output_limit=output_limit)
-        self.workdir = WORKDIR
+        self.workdir = workdir.rstrip("/")
+        if not self.workdir.startswith("/") or any(_within(self.workdir, folder) for folder in RESERVED):
+            raise UsageError(f"container_workdir must be an absolute folder of its own, not {workdir!r}")
         self.image = image
         self.notify = notify or (lambda message: None)
         # Commands run as the repository's owner where agentcli runs as root, else as the user who runs it
@@ -286,11 +292,11 @@ class DockerSandbox(ShellSandbox):
         from docker.types import Ulimit
 
         self.shell.channel.open()
-        binds: dict[str, dict[str, str]] = {str(self.repo): {"bind": WORKDIR, "mode": "rw"}}
+        binds: dict[str, dict[str, str]] = {str(self.repo): {"bind": self.workdir, "mode": "rw"}}
         binds[str(self.control_dir.resolve())] = {"bind": CHANNEL_INSIDE, "mode": "rw"}
         protected = git_mounts(self.repo)
         for path, mode in [*((p, "rw") for p in protected.writable), *((p, "ro") for p in protected.read_only)]:
-            binds[str(path)] = {"bind": f"{WORKDIR}/{path.relative_to(self.repo).as_posix()}", "mode": mode}
+            binds[str(path)] = {"bind": f"{self.workdir}/{path.relative_to(self.repo).as_posix()}", "mode": mode}
         name, email = git_identity(self.repo)
         accounts = accounts_for(*image_files(api, image_id), self.uid, self.gid, gecos=name)
         if accounts.passwd is not None or accounts.group is not None:
@@ -327,7 +333,7 @@ class DockerSandbox(ShellSandbox):
             command=IDLE,
             stdin_open=True,  # with the SDK's StdinOnce: the stdin closes when its one client goes
             user="0:0",
-            working_dir=WORKDIR,
+            working_dir=self.workdir,
             hostname="sandbox",
             labels=owner_labels(self.session_id),
             environment=[],
@@ -349,7 +355,7 @@ class DockerSandbox(ShellSandbox):
             self.container_id,
             user=self._user,
             environment=self._environment,
-            workdir=WORKDIR,
+            workdir=self.workdir,
             stderr_path=self.private_dir / "shell.log",
         )
 
@@ -379,6 +385,10 @@ class DockerSandbox(ShellSandbox):
         with contextlib.suppress(Exception):
             self._client.close()
         self._client = None
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + "/")
 
 
 def _one_line(text: object) -> str:

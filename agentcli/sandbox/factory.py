@@ -58,6 +58,7 @@ def create_sandbox(
                 output_limit=settings.output_limit,
                 image=settings.image,
                 notify=notify,
+                workdir=settings.container_workdir,
             )
         cls = {"bwrap": BwrapSandbox, "host": HostSandbox}[backend]
         return cls(repo, control_dir, limits=limits, output_limit=settings.output_limit)

@@ -1,0 +1,2 @@
+#!/bin/bash
+sed -i 's/"Hello world"/"Hello, world!"/' /app/greet.py

@@ -25,8 +25,29 @@ else:  # pragma: no cover
 REPO_CONFIG = ".agentcli.toml"
 SANDBOXES = ("auto", "docker", "bwrap", "host")
 # What the sandbox can write may not choose the sandbox: each of these moves the run onto the host, opens the network,
-# sends the user's key (or the run) elsewhere or loosens the box, so a repository file sets them only once trusted.
-PROTECTED = ("sandbox", "network", "api_base", "image", "memory_mb", "cpus", "pids", "model", "summary_model")
+# sends the user's key (or the run) elsewhere, loosens the box, or lifts the user's limits on cost, time and memory,
+# so a repository file sets them only once trusted.
+PROTECTED = (
+    "sandbox",
+    "network",
+    "api_base",
+    "image",
+    "container_workdir",
+    "memory_mb",
+    "cpus",
+    "pids",
+    "model",
+    "summary_model",
+    "max_steps",
+    "timeout",
+    "command_timeout",
+    "max_cost",
+    "max_tokens",
+    "context_budget",
+    "output_limit",
+    "n_ctx",
+    "n_threads",
+)
 REPO_CONFIG_MAX_BYTES = 1 << 20  # a repository file larger than this is not read
 TRUST_FILE = "trusted.json"
 

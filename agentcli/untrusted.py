@@ -94,12 +94,18 @@ def read_text(root: Path, relative: str | Path, limit: int | None = None) -> str
     return read_bytes(root, relative, limit).decode("utf-8", errors="replace")
 
 
-def try_read_text(root: Path, relative: str | Path, limit: int | None = None) -> str | None:
-    """The text of a regular file under `root`; None when it is missing, a link or not a file."""
+# The most `try_read_text` reads: a check of the sandbox's files never holds a huge (or sparse) one.
+TEXT_LIMIT = 8 << 20
+
+
+def try_read_text(root: Path, relative: str | Path, limit: int = TEXT_LIMIT) -> str | None:
+    """The text of a regular file under `root`; None when it is missing, a link, not a file, or
+    larger than `limit` bytes."""
     try:
-        return read_text(root, relative, limit)
+        data = read_bytes(root, relative, limit + 1)
     except OSError:
         return None
+    return data.decode("utf-8", errors="replace") if len(data) <= limit else None
 
 
 def write_bytes(

@@ -304,3 +304,84 @@ def _sleepers() -> list[int]:
             except OSError:
                 continue
     return found
+
+
+# Found by a review of the first version of this suite: each is an attack that worked then.
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_a_link_planted_for_a_protected_git_folder_stops_the_next_run(repo: Path, tmp_path: Path, backend: str):
+    secret_dir = tmp_path / "host-keys"
+    secret_dir.mkdir()
+    (secret_dir / "id_test").write_text(f"{SECRET}\n")
+    (repo / ".git" / "modules").rmdir() if (repo / ".git" / "modules").is_dir() else None
+    os.symlink(secret_dir, repo / ".git" / "modules")  # as a run on the host backend could leave it
+    result = agentcli(
+        "solve", "look", "--model", replies(tmp_path, bash("cat .git/modules/id_test")), "--sandbox", backend, cwd=repo
+    )
+    assert result.returncode == 2 and ".git/modules is not a plain folder" in result.stderr
+    assert SECRET not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("backend", [BWRAP])
+def test_planted_commondir_goes_even_when_the_checkpoint_objects_do(repo: Path, tmp_path: Path, backend: str):
+    pwned = tmp_path / "pwned"
+    pwned.mkdir()
+    attack = "; ".join(
+        [
+            "mkdir -p evil && cp -r .git/objects .git/refs .git/HEAD evil/",
+            f"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch {pwned}/commondir\\n'"
+            " > evil/config",
+            "echo ../evil > .git/commondir",
+            # every loose object of the repository gone, the checkpoint's own included
+            "find .git/objects -type f -delete; echo done",
+        ]
+    )
+    solve(repo, replies(tmp_path, bash(attack), "DONE: tidied."), backend)
+    assert not (repo / ".git" / "commondir").exists()
+    assert agentcli("undo", cwd=repo).returncode == 0
+    git(repo, "status")
+    assert sorted(p.name for p in pwned.iterdir()) == []
+
+
+@pytest.mark.parametrize("backend", [BWRAP])
+def test_undo_keeps_files_the_run_made_ignored_and_survives_a_fifo_in_git(repo: Path, tmp_path: Path, backend: str):
+    before = user_state(repo)
+    attack = (
+        "printf 'notes.txt\\napp.py\\n' >> .gitignore && git rm -q --cached app.py && "
+        "rm -f .git/packed-refs && mkfifo .git/packed-refs && echo done"
+    )
+    solve(repo, replies(tmp_path, bash(attack), "DONE: tidied."), backend)
+    undo = agentcli("undo", cwd=repo, timeout=60)
+    assert undo.returncode == 0, undo.stderr
+    assert user_state(repo) == before
+    assert (repo / "notes.txt").read_text() == "my notes\n"
+
+
+def test_the_checkpoint_copy_takes_branch_names_that_clash_with_older_ones(repo: Path, tmp_path: Path):
+    git(repo, "branch", "feature/a")
+    solve(repo, replies(tmp_path, bash("echo one"), "DONE: fine."), "host")
+    git(repo, "branch", "-D", "feature/a")
+    git(repo, "branch", "feature")
+    _, events, _ = solve(repo, replies(tmp_path, bash("echo two"), "DONE: fine."), "host")
+    assert any(e["type"] == "command_finished" and e["output"] == "two\n" for e in events)
+    assert agentcli("undo", cwd=repo).returncode == 0
+
+
+@pytest.mark.parametrize("backend", [BWRAP])
+def test_a_nested_repository_the_run_made_runs_nothing_in_agentclis_git(repo: Path, tmp_path: Path, backend: str):
+    pwned = tmp_path / "pwned"
+    pwned.mkdir()
+    attack = "; ".join(
+        [
+            "git init -q sub && cd sub && echo x > f && git add f && git -c user.email=a@b -c user.name=a commit -qm x",
+            f"git config filter.ev.clean 'touch {pwned}/filter; cat' && echo '* filter=ev' > .git/info/attributes",
+            f"git config core.fsmonitor 'touch {pwned}/fsmonitor; false'",
+            "touch -d 2002-01-01 f && cd .. && git add sub && git commit -qm sub; echo done",
+        ]
+    )
+    _, events, _ = solve(repo, replies(tmp_path, bash(attack), "DONE: committed the sub repository."), backend)
+    assert sorted(p.name for p in pwned.iterdir()) == []
+    assert any("nested git repositories (sub)" in e.get("message", "") for e in events)
+    assert agentcli("undo", cwd=repo).returncode == 0
+    assert not (repo / "sub").exists()

@@ -74,12 +74,23 @@ class Checkpoint:
     ignored_tree: str | None = None
     # git's own settings (`config`, `hooks/`, `info/` of the git folder), as a tree.
     git_tree: str | None = None
+    # Which of `PLANTABLE` were in the `.git` folder.
+    plantable: tuple[str, ...] = ()
 
 
 def snapshot_tree(git: Git, exclude: tuple[str, ...] = ()) -> str:
-    """The tree of the working tree as it is now (less `exclude`), written through a throwaway index."""
+    """The tree of the working tree as it is now (less `exclude`), written through a throwaway index.
+
+    What changed is listed by `ls-files` and recorded by `update-index`, not `git add -A`: add runs
+    `git status` inside every nested repository, whose settings (a filter, an fsmonitor) the
+    sandbox wrote; ls-files and update-index only read a nested repository's HEAD.
+    """
+    pathspec = ["--", ".", *(f":(exclude,literal){path}" for path in exclude)]
     with scratch_index(git, start_from_users=True) as env:
-        git("add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in exclude), env=env)
+        listing = git("ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", *pathspec, env=env)
+        changed = sorted({path.rstrip("/") for path in listing.split("\0") if path})
+        if changed:
+            git("update-index", "--add", "--remove", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
         return git("write-tree", env=env)
 
 
@@ -106,14 +117,18 @@ def ignored_tree(git: Git) -> str | None:
         return git("write-tree", env=env)
 
 
+def present_plantable(root: Path) -> tuple[str, ...]:
+    """Which of `PLANTABLE` the repository's `.git` folder holds now (read without git, which would
+    follow them)."""
+    return tuple(name for name in PLANTABLE if untrusted.lstat(root / ".git", name) is not None)
+
+
 def remove_planted(root: Path, checkpoint: Checkpoint) -> list[str]:
-    """Remove the files of `PLANTABLE` that appeared in the git folder since the checkpoint (writable
-    inside the sandbox, read by the user's next git command); the ones removed."""
-    if checkpoint.git_tree is None:
-        return []
-    git = Git(root)
-    had = set(git("ls-tree", "--name-only", "-z", checkpoint.git_tree).split("\0"))
-    return [f".git/{name}" for name in PLANTABLE if name not in had and untrusted.remove(git.common_dir, name)]
+    """Remove the files of `PLANTABLE` that appeared in the `.git` folder since the checkpoint (writable
+    inside the sandbox, read by the user's next git command); the ones removed. Needs no git, so that
+    nothing the sandbox did to the repository's objects can stop it."""
+    new = set(present_plantable(root)) - set(checkpoint.plantable)
+    return [f".git/{name}" for name in sorted(new) if untrusted.remove(root / ".git", name)]
 
 
 def _git_settings_files(git: Git) -> list[tuple[str, int]]:
@@ -139,8 +154,14 @@ def git_settings_tree(git: Git) -> str | None:
     files = _git_settings_files(git)
     if not files:
         return None
-    paths = "\n".join(str(git.common_dir / relative) for relative, _ in files)
-    shas = git("hash-object", "-w", "--no-filters", "--stdin-paths", input=paths + "\n").split()
+    with tempfile.TemporaryDirectory(prefix="agentcli-settings-") as folder:
+        # Copies read without following links: hash-object would follow one swapped in meanwhile.
+        copies = []
+        for number, (relative, _) in enumerate(files):
+            copy = Path(folder) / str(number)
+            copy.write_bytes(untrusted.read_bytes(git.common_dir, relative, IGNORED_FILE_CAP))
+            copies.append(str(copy))
+        shas = git("hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(copies) + "\n").split()
     lines = [f"{mode:o} {sha}\t{relative}" for (relative, mode), sha in zip(files, shas, strict=True)]
     with scratch_index(git) as env:
         git("update-index", "--index-info", env=env, input="\n".join(lines) + "\n")
@@ -182,6 +203,7 @@ def _restore_git_settings(git: Git, checkpoint: Checkpoint) -> None:
 def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, keep_ref: bool = True) -> Checkpoint:
     """Snapshot the working tree, index and HEAD; `keep_ref` names it under CHECKPOINT_REFS, where
     `undo` finds it (without, it lives only as long as the returned object is used)."""
+    plantable = present_plantable(root)
     git = Git(root)
     tree = snapshot_tree(git, exclude)
     ignored = ignored_tree(git)
@@ -201,6 +223,7 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
             f"branches: {json.dumps(list(branches))}",
             f"ignored-tree: {ignored or '-'}",
             f"git-tree: {settings or '-'}",
+            f"plantable: {json.dumps(list(plantable))}",
         ]
     )
     # The extra trees hang from parent commits of their own, so that copying the checkpoint copies them.
@@ -211,10 +234,12 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
     commit = git(
         "commit-tree", tree, "-m", message, *(arg for parent in parents for arg in ("-p", parent)), env=identity
     )
-    checkpoint = Checkpoint(name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches, ignored, settings)
+    checkpoint = Checkpoint(
+        name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches, ignored, settings, plantable
+    )
     if keep_ref:
         git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
-        mirror.keep(git, f"{CHECKPOINT_REFS}/{name}", commit)
+        mirror.keep(git, name, f"{CHECKPOINT_REFS}/{name}", commit)
     return checkpoint
 
 
@@ -230,9 +255,10 @@ def fallback_identity() -> dict[str, str]:
 
 def load_checkpoint(root: Path, name: str | None = None, refs: str = CHECKPOINT_REFS) -> Checkpoint:
     """A named checkpoint, or the newest one: from agentcli's own copy outside the repository, which
-    the sandbox cannot reach (from the repository's refs only where no such copy exists: checkpoints
-    made by versions before it)."""
-    git = mirror.repository(root) or Git(root)
+    the sandbox cannot reach, never from the repository's refs (the sandbox's to rewrite)."""
+    git = mirror.repository(root)
+    if git is None:
+        raise UsageError(f"no agentcli checkpoint kept for {root} (in {mirror.location(root)}): nothing to undo")
     if name is None:
         listing = git("for-each-ref", "--sort=-committerdate", "--count=1", "--format=%(refname)", refs)
         if not listing:
@@ -257,6 +283,7 @@ def load_checkpoint(root: Path, name: str | None = None, refs: str = CHECKPOINT_
         branches=tuple(json.loads(fields["branches"])) if fields.get("branches") else None,
         ignored_tree=fields.get("ignored-tree"),
         git_tree=fields.get("git-tree"),
+        plantable=tuple(json.loads(fields.get("plantable") or "[]")),
     )
 
 
@@ -281,6 +308,15 @@ def untouched_since(root: Path, checkpoint: Checkpoint) -> bool:
         and git.try_("rev-parse", "-q", "--verify", "HEAD^{commit}") == checkpoint.head
         and git.try_("symbolic-ref", "-q", "HEAD") == checkpoint.head_ref
     )
+
+
+def nested_repositories_added(root: Path, checkpoint: Checkpoint) -> list[str]:
+    """Nested git repositories (gitlinks) the work tree holds now and did not at the checkpoint."""
+    git = Git(root)
+    now = snapshot_tree(git, checkpoint.exclude)
+    raw = git("diff-tree", "-r", "--no-renames", "-z", checkpoint.tree, now)
+    fields = [f for f in raw.split("\0") if f]
+    return [path for meta, path in zip(fields[0::2], fields[1::2], strict=False) if meta.split()[1] == "160000"]
 
 
 def damaged(root: Path, checkpoint: Checkpoint) -> bool:
@@ -323,7 +359,7 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
     The state being replaced is saved first (`refs/agentcli/before-undo/<name>`), so an undo can
     itself be taken back.
     """
-    git = mirror.recover(root, checkpoint.commit, checkpoint.head_ref)
+    git = mirror.recover(root, checkpoint.name, checkpoint.commit, checkpoint.head_ref)
     before = create_checkpoint(
         root, f"undo-{checkpoint.name}-{uuid.uuid4().hex[:6]}", checkpoint.exclude, keep_ref=False
     )
@@ -362,7 +398,8 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
 
 def uncommitted_entries(root: Path) -> set[str]:
     """`git status --porcelain` lines now (`?? debug.log`, ` M app.py`): what is not committed."""
-    return {line for line in Git(root)("status", "--porcelain", "--untracked-files=all").splitlines() if line.strip()}
+    status = Git(root)("status", "--porcelain", "--untracked-files=all", "--ignore-submodules=all")
+    return {line for line in status.splitlines() if line.strip()}
 
 
 def ignored_entries(root: Path) -> set[str]:
@@ -371,13 +408,20 @@ def ignored_entries(root: Path) -> set[str]:
     return {entry for entry in out.split("\0") if entry and not entry.startswith(OWN_FOLDER)}
 
 
-def remove_created_ignored(root: Path, before: set[str], after: set[str]) -> list[str]:
+def remove_created_ignored(root: Path, checkpoint: Checkpoint, before: set[str], after: set[str]) -> list[str]:
     """Remove ignored entries that appeared during a run (caches, build output the agent made).
 
     Only entries absent before the run and present at its end are touched, so ignored files the
-    user creates later are left alone.
+    user creates later are left alone; and never one the checkpoint holds, or a folder holding one
+    (a run that ignores `notes.txt` or `src/` does not make undo delete them).
     """
-    return [entry for entry in sorted(after - before) if untrusted.remove(root, entry.rstrip("/"))]
+    git = Git(root)
+    kept = set()
+    for tree in (checkpoint.tree, checkpoint.ignored_tree):
+        if tree:
+            kept |= set(git("ls-tree", "-r", "-t", "--name-only", "-z", tree).split("\0"))
+    created = [entry for entry in sorted(after - before) if entry.rstrip("/") not in kept]
+    return [entry for entry in created if untrusted.remove(root, entry.rstrip("/"))]
 
 
 def _restore_head(git: Git, checkpoint: Checkpoint, now: Checkpoint) -> None:

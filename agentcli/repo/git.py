@@ -14,7 +14,9 @@ Inside the sandbox `.git/config`, `hooks/` and `info/` are mounted read-only bes
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -31,7 +33,15 @@ HARDENED = {
     "commit.gpgSign": "false",
     "tag.gpgSign": "false",
     "protocol.ext.allow": "never",
+    # A nested repository the sandbox made has settings of its own: never step into one.
+    "diff.ignoreSubmodules": "all",
+    "status.submoduleSummary": "false",
+    "submodule.recurse": "false",
 }
+# A git call that takes longer is stopped (a FIFO planted in .git would block it for ever).
+TIMEOUT_S = 300.0
+# Files of the git folder git opens on most calls; a FIFO or device there is refused at once.
+_OPENED = ("HEAD", "index", "packed-refs", "config", "commondir", "ORIG_HEAD", "FETCH_HEAD")
 _FILTER_KEYS = ("clean", "smudge", "process")
 
 
@@ -89,6 +99,10 @@ class Git:
             self.git_dir, self.common_dir = found
         self._work_tree = work_tree
         self._env: dict[str, str] | None = None
+        for name in _OPENED:
+            with contextlib.suppress(OSError):
+                if not stat.S_ISREG(mode := os.lstat(self.git_dir / name).st_mode) and not stat.S_ISLNK(mode):
+                    raise GitError(["open"], 128, f"{self.git_dir / name} is not a regular file")
 
     @property
     def env(self) -> dict[str, str]:
@@ -121,22 +135,28 @@ class Git:
 
     def __call__(self, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> str:
         """git's stdout, stripped of its last newline; GitError when it fails."""
-        done = subprocess.run(
-            ["git", *args],
-            input=input,
-            capture_output=True,
-            text=True,
-            errors="surrogateescape",
-            cwd=self.root,
-            env={**self.env, **(env or {})},
-        )
+        try:
+            done = subprocess.run(
+                ["git", *args],
+                input=input,
+                capture_output=True,
+                text=True,
+                errors="surrogateescape",
+                cwd=self.root,
+                env={**self.env, **(env or {})},
+                timeout=TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired:
+            raise GitError(list(args), 124, f"stopped after {TIMEOUT_S:g} s") from None
         if done.returncode != 0:  # some failures are said on stdout ("nothing to commit")
             raise GitError(list(args), done.returncode, done.stderr.strip() or done.stdout)
         return done.stdout[:-1] if done.stdout.endswith("\n") else done.stdout
 
     def blob(self, sha: str) -> bytes:
         """A blob's bytes, exactly."""
-        done = subprocess.run(["git", "cat-file", "blob", sha], capture_output=True, cwd=self.root, env=self.env)
+        done = subprocess.run(
+            ["git", "cat-file", "blob", sha], capture_output=True, cwd=self.root, env=self.env, timeout=TIMEOUT_S
+        )
         if done.returncode != 0:
             raise GitError(["cat-file", "blob", sha], done.returncode, done.stderr.decode(errors="replace"))
         return done.stdout

@@ -58,16 +58,24 @@ class Channel:
         except FileNotFoundError:
             pass
         except (IsADirectoryError, PermissionError):
-            os.rename(name, f".planted-{secrets.token_hex(4)}", src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            with contextlib.suppress(OSError):
+                os.rename(name, f".planted-{secrets.token_hex(4)}", src_dir_fd=self.fd, dst_dir_fd=self.fd)
+
+    def _reclaim(self) -> None:
+        """Give the folder back its permissions, which a command inside may have taken (`chmod 000`)."""
+        with contextlib.suppress(OSError):
+            os.fchmod(self.fd, 0o755)
 
     def create(self, name: str, data: bytes) -> None:
         """Write a new regular file, never through anything that was at `name` before."""
-        for _ in range(3):
+        for tries in range(3):
+            if tries:
+                self._reclaim()
             self._clear(name)
             try:
                 fd = os.open(name, NEW_FILE, 0o644, dir_fd=self.fd)
-            except FileExistsError:
-                continue  # planted again between the two calls
+            except (FileExistsError, PermissionError):
+                continue  # planted again between the two calls, or the folder made unwritable
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             return
@@ -84,6 +92,12 @@ class Channel:
         """(text, total bytes, truncated) of an output file; empty when it is missing or not a regular file."""
         try:
             fd = open_read(self.fd, name)
+        except PermissionError:
+            self._reclaim()
+            try:
+                fd = open_read(self.fd, name)
+            except OSError:
+                return "", 0, False
         except (FileNotFoundError, NotAFile):
             return "", 0, False
         with os.fdopen(fd, "rb") as f:

@@ -16,7 +16,6 @@ import secrets
 import select
 import signal
 import socket
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,12 +27,14 @@ from agentcli.sandbox.base import CHANNEL_INSIDE
 from agentcli.sandbox.containers import owner_labels, prune_orphans, remove_container
 from agentcli.sandbox.gitmounts import git_mounts
 from agentcli.sandbox.local import BASH, Limits, ShellSandbox
-from agentcli.sandbox.shell import DEFAULT_OUTPUT_LIMIT
+from agentcli.sandbox.shell import DEFAULT_OUTPUT_LIMIT, bounded
 
 if TYPE_CHECKING:
     from docker import APIClient, DockerClient
 
 WORKDIR = "/workspace"
+# How much of the shell's stderr the host keeps in its log.
+MAX_SHELL_LOG = 16 << 20
 # Folders of the container's own that the repository is never mounted over.
 RESERVED = ("/run", "/proc", "/sys", "/dev", "/tmp", "/etc", "/usr", "/bin", "/lib", "/sbin", "/home/agent")
 # The shell's own scratch files: a tmpfs of their own, so a full /tmp cannot cut its saved state,
@@ -143,10 +144,11 @@ class DockerTransport:
                 break
             payload = frames[8 : 8 + size]
             if frames[0] == 2:
-                self._stderr.write(payload)
-                self._stderr.flush()
+                if self._stderr.tell() < MAX_SHELL_LOG:  # the shell's own complaints, not a flood into the host's disk
+                    self._stderr.write(payload)
+                    self._stderr.flush()
             else:
-                self._stdout += payload
+                self._stdout = bounded(self._stdout + payload)
             frames = frames[8 + size :]
         self._frames = frames
 
@@ -405,14 +407,11 @@ def _session_id(control_dir: Path) -> str:
 
 def git_identity(repo: Path) -> tuple[str, str]:
     """The repository's git user (name, email), for the container's defaults; agentcli's own if none."""
+    from agentcli.repo.git import Git, GitError
+
     name, email = "agentcli", "agentcli@localhost"
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        out = subprocess.run(
-            ["git", "-C", str(repo), "config", "--get-regexp", r"^user\.(name|email)$"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-        ).stdout
+    with contextlib.suppress(GitError, OSError):
+        out = Git(repo).try_("config", "--get-regexp", r"^user\.(name|email)$") or ""
         for line in out.splitlines():
             key, _, value = line.partition(" ")
             if key == "user.name" and value:

@@ -11,13 +11,18 @@ is removed after the run (`checkpoint.remove_planted`).
 
 from __future__ import annotations
 
+import contextlib
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli import untrusted
+from agentcli.errors import UsageError
 
 # Parts of the git folder that name programs git runs.
-READ_ONLY = ("config", "hooks", "info", "modules")
+READ_ONLY = ("config", "hooks", "info", "modules", "worktrees", "config.worktree")
+# Of those, the folders made where missing: absent, they would be the sandbox's to create.
+MADE = ("hooks", "info", "modules")
 
 
 @dataclass
@@ -29,17 +34,25 @@ class GitMounts:
 
 
 def git_mounts(repo: Path) -> GitMounts:
-    """The mounts that protect `repo`'s git settings; the folders to protect are made where missing
-    (an absent `hooks/` would otherwise be the sandbox's to create)."""
+    """The mounts that protect `repo`'s git settings. A link where one of them should be (planted
+    by an earlier run: it would mount what it points to into the sandbox) stops the run."""
     dot = repo / ".git"
     if dot.is_symlink() or not dot.exists():
         return GitMounts()
     if not dot.is_dir():
         return GitMounts(read_only=[dot])
-    for name in ("hooks", "info"):
-        (dot / name).mkdir(exist_ok=True)
-    read_only = [dot / name for name in READ_ONLY if (dot / name).exists()]
-    read_only += [gitfile for gitfile in _submodule_gitfiles(repo)]
+    for name in MADE:
+        with contextlib.suppress(FileExistsError):
+            (dot / name).mkdir()
+    read_only = []
+    for name in READ_ONLY:
+        found = untrusted.lstat(dot, name)
+        if found is None:
+            continue
+        if stat.S_ISLNK(found.st_mode) or not (stat.S_ISDIR(found.st_mode) or stat.S_ISREG(found.st_mode)):
+            raise UsageError(f"{dot / name} is not a plain {'file' if '.' in name else 'folder'}: remove it")
+        read_only.append(dot / name)
+    read_only += _submodule_gitfiles(repo)
     return GitMounts(writable=[dot], read_only=read_only)
 
 
@@ -52,6 +65,7 @@ def _submodule_gitfiles(repo: Path) -> list[Path]:
         key, _, value = line.strip().partition("=")
         if key.strip() == "path" and value.strip():
             gitfile = repo / value.strip() / ".git"
-            if gitfile.is_file() and not gitfile.is_symlink() and gitfile.resolve().is_relative_to(repo.resolve()):
+            # No link anywhere on the way: the path must resolve to itself.
+            if untrusted.is_file(repo, f"{value.strip()}/.git") and gitfile.resolve() == gitfile.absolute():
                 found.append(gitfile)
     return found

@@ -86,7 +86,7 @@ class ProcessTransport:
             chunk = os.read(fd, 65536)
             if not chunk:
                 return b""
-            self._buffer += chunk
+            self._buffer = bounded(self._buffer + chunk)
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line + b"\n"
 
@@ -100,6 +100,16 @@ class ProcessTransport:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
         self._stderr.close()
+
+
+# The longest line kept from the shell's stdout before it ends: only its short sentinel lines matter,
+# and a command that writes to the shell's own stdout must not make agentcli hold (and rescan) it all.
+MAX_LINE = 1 << 20
+
+
+def bounded(buffer: bytes) -> bytes:
+    """`buffer`, cut to its tail when it holds no line end and has grown past MAX_LINE."""
+    return buffer if len(buffer) <= MAX_LINE or b"\n" in buffer[-MAX_LINE:] else buffer[-4096:]
 
 
 def kill_session(sid: int) -> None:

@@ -215,6 +215,7 @@ class Session:
         self.sandbox: Sandbox | None = None
         self._tasks = 0
         self._checkpoint: cp.Checkpoint | None = None
+        self._first_checkpoint: cp.Checkpoint | None = None
         # How the tests failed before the current task, where it does not speak of failures.
         self._failing_before: str | None = None
         self._uncommitted_before: set[str] = set()  # `git status` lines at the task's start
@@ -614,6 +615,7 @@ class Session:
             ignored = cp.ignored_entries(self.root)
             self._uncommitted_before = cp.uncommitted_entries(self.root)
         self._checkpoint = checkpoint
+        self._first_checkpoint = self._first_checkpoint or checkpoint
         return TaskMark(checkpoint, ignored, time.monotonic())
 
     def finish_task(
@@ -625,9 +627,13 @@ class Session:
             record_dir.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(GitError):
                 record_ignored(self.root, record_dir, mark.ignored_before)
+            self._remove_planted(mark.checkpoint)
             with contextlib.suppress(GitError):
-                if planted := cp.remove_planted(self.root, mark.checkpoint):
-                    self.notify(f"removed what the run planted in git's folder: {', '.join(planted)}")
+                if nested := cp.nested_repositories_added(self.root, mark.checkpoint):
+                    self.notify(
+                        f"the run made nested git repositories ({', '.join(nested[:5])}): git commands in or over "
+                        "them use settings the run wrote; `agentcli undo` removes them"
+                    )
                 if changed := cp.git_settings_changed(self.root, mark.checkpoint):
                     shown = ", ".join(changed)
                     self.notify(f"the run changed git's own settings ({shown}): `agentcli undo` restores them")
@@ -665,8 +671,14 @@ class Session:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
 
+    def _remove_planted(self, checkpoint: cp.Checkpoint) -> None:
+        if planted := cp.remove_planted(self.root, checkpoint):
+            self.notify(f"removed what the run planted in git's folder: {', '.join(planted)}")
+
     def close(self) -> None:
         self.close_sandbox()
+        if self._first_checkpoint is not None:  # again once nothing in the sandbox can plant anew
+            self._remove_planted(self._first_checkpoint)
         self.journal.close()
 
 
@@ -766,6 +778,9 @@ def attempt(call: Callable[[], Outcome], outcome: Outcome) -> tuple[Outcome, int
     except ComponentUnavailable as e:
         outcome.status, outcome.reason = "error", str(e)
         return outcome, EXIT_UNAVAILABLE
+    except (OSError, GitError) as e:  # what the sandbox did to its channel or the repository's git data
+        outcome.status, outcome.reason = "error", f"the sandbox broke the run: {e}"
+        return outcome, EXIT_NOT_FINISHED
 
 
 def solve(request: SolveRequest) -> SolveResult:

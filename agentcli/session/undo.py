@@ -47,8 +47,8 @@ def undo(root: Path, session: str | None = None) -> UndoReport:
     record = sessions_dir(root) / checkpoint.name / IGNORED_RECORD
     if record.is_file():
         data = json.loads(record.read_text())
-        removed = cp.remove_created_ignored(root, set(data["before"]), set(data["after"]))
+        removed = cp.remove_created_ignored(root, checkpoint, set(data["before"]), set(data["after"]))
     ref = f"{cp.CHECKPOINT_REFS}/{checkpoint.name}"
     cp.Git(root).try_("update-ref", "-d", ref)
-    mirror.forget(root, ref)
+    mirror.forget(root, checkpoint.name, ref)
     return UndoReport(checkpoint.name, restored, removed)

@@ -19,12 +19,13 @@ def export_command(
     """Write a run's trajectory: ATIF for trainers and Harbor's tools, or the journal's JSON Lines."""
     from agentcli.errors import UsageError
     from agentcli.session.atif import trajectory
-    from agentcli.session.journal import find_journal, read_events
+    from agentcli.session.journal import read_events
     from agentcli.session.undo import undo_root
+    from agentcli.ui.runs import find_session
 
     if format not in FORMATS:
         raise UsageError(f"unknown format {format!r}: use {' or '.join(FORMATS)}")
-    journal = find_journal(undo_root(repo), session)
+    journal = find_session(session, undo_root(repo))
     if format == "jsonl":
         text = journal.read_text(encoding="utf-8")
     else:

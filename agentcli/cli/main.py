@@ -257,9 +257,10 @@ def _register_commands() -> None:
     from agentcli.cli.models_cmd import models_app
     from agentcli.cli.repl_cmd import repl_command
     from agentcli.cli.sandbox_cmd import sandbox_app
-    from agentcli.cli.sessions_cmd import sessions_command
+    from agentcli.cli.sessions_cmd import sessions_app, show_command
 
-    app.command("sessions")(sessions_command)
+    app.add_typer(sessions_app, name="sessions")
+    app.command("show")(show_command)
     app.command("repl")(repl_command)
     app.command("map")(map_command)
     app.command("eval")(eval_command)

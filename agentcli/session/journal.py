@@ -10,7 +10,6 @@ import secrets
 import time
 from pathlib import Path
 
-from agentcli.errors import UsageError
 from agentcli.events import CommandFinished, Event, FormatError, ModelReplied, RunFinished
 from agentcli.paths import repo_state_dir
 
@@ -64,20 +63,3 @@ def read_events(path: Path) -> list[dict]:
         except json.JSONDecodeError:
             continue
     return events
-
-
-def find_journal(root: Path, session: str | None = None) -> Path:
-    """The journal of `session` (an id, or a prefix naming one run) of the repository at `root`; the
-    newest run's when `session` is None."""
-    journals = sorted(sessions_dir(root).glob("*/events.jsonl"), key=lambda path: path.parent.name)
-    if session is None:
-        if not journals:
-            raise UsageError(f"no runs kept for {root}")
-        return journals[-1]
-    matching = [path for path in journals if path.parent.name.startswith(session)]
-    exact = [path for path in matching if path.parent.name == session]
-    if exact or len(matching) == 1:
-        return (exact or matching)[0]
-    if not matching:
-        raise UsageError(f"no session {session!r} in {root} (see `agentcli sessions`)")
-    raise UsageError(f"{session!r} names {len(matching)} sessions: give more of the id")

@@ -38,9 +38,12 @@ PROTECTED = (
     "pids",
     "model",
     "summary_model",
+    "fallbacks",
     "max_steps",
     "timeout",
     "command_timeout",
+    "request_timeout",
+    "retry_after_cap",
     "max_cost",
     "max_tokens",
     "context_budget",
@@ -48,6 +51,8 @@ PROTECTED = (
     "n_ctx",
     "n_threads",
 )
+# `[roles]` in a config file: each role names the setting that holds its model.
+ROLES = {"main": "model", "summary": "summary_model"}
 REPO_CONFIG_MAX_BYTES = 1 << 20  # a repository file larger than this is not read
 TRUST_FILE = "trusted.json"
 
@@ -79,6 +84,14 @@ class Settings:
     file_view_tokens: int = 1536  # file contents shown at the start
     temperature: float = 0.0
     retries: int = 4  # extra tries of a failed model call (429, 5xx, timeouts)
+    fallbacks: list[str] = field(default_factory=list)  # models to fall back on, in order, when the model is down
+    fallback_cooldown: float = 300.0  # seconds a model that failed is passed over before it is tried again
+    retry_after_cap: float = 300.0  # longest `Retry-After` honoured, in seconds
+    request_timeout: float = 600.0  # seconds one model request may take
+    requests_per_minute: int = 0  # client-side rate limit shared by this user's processes; 0: none
+    tokens_per_minute: int = 0  # likewise for prompt + completion tokens; 0: none
+    cache: bool = False  # reuse replies to identical requests from the response cache (on for `agentcli eval`)
+    cache_max_mb: int = 256  # the response cache's size cap; the least recently used replies go first
     n_ctx: int = 8192  # llama.cpp context cap
     n_threads: int = 0  # llama.cpp threads; 0: the physical cores
 
@@ -122,16 +135,31 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             if isinstance(value, bool):
                 raise ValueError
             return float(str(value).strip())
+        if kind is list:  # a TOML array, or comma-separated from the environment and flags
+            items = value.split(",") if isinstance(value, str) else value
+            if not isinstance(items, list | tuple) or not all(isinstance(item, str) for item in items):
+                raise ValueError
+            return [item.strip() for item in items if item.strip()]
         return str(value)
     except ValueError:
-        raise UsageError(f"{origin}: {name} must be a {kind.__name__}, got {value!r}") from None
+        what = "list of strings" if kind is list else kind.__name__
+        raise UsageError(f"{origin}: {name} must be a {what}, got {value!r}") from None
 
 
 def validate(settings: Settings) -> Settings:
     """Reject values no run could use."""
     if settings.sandbox not in SANDBOXES:
         raise UsageError(f"sandbox must be one of {', '.join(SANDBOXES)}, got {settings.sandbox!r}")
-    positive = ("memory_mb", "cpus", "pids", "max_steps", "command_timeout", "max_format_errors")
+    positive = (
+        "memory_mb",
+        "cpus",
+        "pids",
+        "max_steps",
+        "command_timeout",
+        "max_format_errors",
+        "request_timeout",
+        "cache_max_mb",
+    )
     for name in positive:
         if getattr(settings, name) <= 0:
             raise UsageError(f"{name} must be positive, got {getattr(settings, name)}")
@@ -145,6 +173,10 @@ def validate(settings: Settings) -> Settings:
         "repo_map_tokens",
         "file_view_tokens",
         "output_limit",
+        "fallback_cooldown",
+        "retry_after_cap",
+        "requests_per_minute",
+        "tokens_per_minute",
     )
     for name in not_negative:
         if getattr(settings, name) < 0:
@@ -170,10 +202,28 @@ def _parse_toml(data: bytes, path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: invalid TOML: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{path}: invalid TOML: {e}") from None
+    values = _roles(values, path)
     known = {f.name for f in _fields()}
     unknown = sorted(set(values) - known)
     if unknown:
         raise UsageError(f"{path}: unknown setting {unknown[0]!r} (see `agentcli config show`)")
+    return values
+
+
+def _roles(values: dict[str, Any], path: Path) -> dict[str, Any]:
+    """`[roles] summary = "local/..."` is another spelling of `summary_model` (and `main` of `model`)."""
+    roles = values.pop("roles", None)
+    if roles is None:
+        return values
+    if not isinstance(roles, dict):
+        raise UsageError(f'{path}: roles must be a table, e.g. [roles] summary = "local/qwen2.5-coder-0.5b"')
+    for role, model in roles.items():
+        if role not in ROLES:
+            raise UsageError(f"{path}: unknown role {role!r} (roles: {', '.join(ROLES)})")
+        setting = ROLES[role]
+        if setting in values:
+            raise UsageError(f"{path}: both {setting} and [roles] {role} are set: keep one")
+        values[setting] = model
     return values
 
 

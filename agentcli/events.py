@@ -78,6 +78,25 @@ class ModelRetry(Event):
 
 
 @dataclass
+class ModelSwitched(Event):
+    """The run moved along its fallback chain: down when a model became unavailable, back up after its cool-down."""
+
+    type: ClassVar[str] = "model_switched"
+    from_model: str
+    to_model: str
+    reason: str
+
+
+@dataclass
+class ModelCacheHit(Event):
+    """The next reply was served from the response cache, not asked of the model."""
+
+    type: ClassVar[str] = "model_cache_hit"
+    model: str
+    key: str
+
+
+@dataclass
 class PlanUpdated(Event):
     type: ClassVar[str] = "plan_updated"
     steps: list[str]

@@ -47,6 +47,10 @@ def solve(
     no_git: bool = typer.Option(False, "--no-git", help="Work in a directory that is not a git repository."),
     model: str = typer.Option(None, "--model", "-m", help="provider/model, local/NAME, or scripted:FILE."),
     api_base: str = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server."),
+    fallback: list[str] = typer.Option(
+        None, "--fallback", help="A model to fall back on when the one before is down (repeatable, in order)."
+    ),
+    cache: bool = typer.Option(None, "--cache/--no-cache", help="Reuse replies to identical requests."),
     sandbox: str = typer.Option(None, "--sandbox", help="auto, docker, bwrap or host."),
     image: str = typer.Option(None, "--image", help="Docker image to run commands in."),
     network: bool = typer.Option(None, "--network/--no-network", help="Allow network access in the sandbox."),
@@ -79,6 +83,8 @@ def solve(
     flags = {
         "model": model,
         "api_base": api_base,
+        "fallbacks": fallback or None,
+        "cache": cache,
         "sandbox": sandbox,
         "image": image,
         "network": network,

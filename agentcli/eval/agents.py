@@ -10,6 +10,7 @@ model is never shared between threads. Starting a process costs about a second p
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -135,7 +136,8 @@ class AgentcliRunner:
         done = children.run(
             self.argv(task, ws),
             cwd=ws.workdir,
-            env=harness_env(**self.config.env),
+            # A re-run replays the model calls it already made from the response cache (AGENTCLI_CACHE=0: off).
+            env=harness_env(**{"AGENTCLI_CACHE": os.environ.get("AGENTCLI_CACHE", "true"), **self.config.env}),
             timeout=self.config.timeout + KILL_GRACE_S if self.config.timeout else None,
             stdout=out_dir / "agent.jsonl",
             stderr=out_dir / "agent.log",

@@ -37,6 +37,7 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     raw: Any = None
+    cached: bool = False  # served from the response cache, not by the model
 
 
 # Called with each streamed piece of text; returning True asks the backend to stop generating.
@@ -91,3 +92,8 @@ class ContextLengthExceeded(ModelError):
 
 class ModelUnavailable(ModelError):
     """The endpoint cannot be reached or refuses us (after retries)."""
+
+
+class RequestRejected(ModelUnavailable):
+    """The provider rejected the request itself (a bad request): the caller's error, which another model in a
+    fallback chain would not fix."""

@@ -13,11 +13,14 @@ from agentcli.models.base import (
     Message,
     ModelUnavailable,
     Reply,
+    RequestRejected,
     StreamCallback,
     Usage,
 )
 from agentcli.models.offline import prepare_offline_environment
+from agentcli.models.ratelimit import RateLimiter
 from agentcli.models.retry import Retryable, RetryPolicy, call_with_retries, parse_retry_after
+from agentcli.models.stream import StreamRelay
 
 DEFAULT_CONTEXT_WINDOW = 32768
 REQUEST_TIMEOUT = 600.0
@@ -46,6 +49,7 @@ class LiteLLMModel:
         retry: RetryPolicy | None = None,
         on_retry: Callable[[int, float, Exception], None] | None = None,
         timeout: float = REQUEST_TIMEOUT,
+        limiter: RateLimiter | None = None,
     ):
         self.name = name
         self.api_base = api_base
@@ -54,7 +58,8 @@ class LiteLLMModel:
         self.temperature = temperature
         self.retry = retry or RetryPolicy()
         self.on_retry = on_retry
-        self.timeout = timeout
+        self.timeout = timeout  # seconds one request may take (between streamed pieces: one read)
+        self.limiter = limiter
         self._window = context_window
         # A chat API answers messages; it cannot be made to go on from a reply begun for it.
         self.continues_replies = False
@@ -86,8 +91,11 @@ class LiteLLMModel:
         temperature: float | None = None,
         prefix: str = "",
     ) -> Reply:
+        # A stream cut half-way and tried again starts over: what was shown already is not shown twice.
+        relay = StreamRelay(on_token) if on_token is not None else None
+
         def attempt() -> Reply:
-            return self._call(messages, max_tokens, on_token, temperature)
+            return self._call(messages, max_tokens, relay.attempt() if relay else None, temperature)
 
         def report(attempt_no: int, delay: float, error: Retryable) -> None:
             if self.on_retry is not None:
@@ -128,6 +136,10 @@ class LiteLLMModel:
         temperature: float | None = None,
     ) -> Reply:
         litellm = _litellm()
+        estimate = 0
+        if self.limiter is not None and self.limiter.active:
+            estimate = _estimate_tokens(messages) + (max_tokens or 0)
+            self.limiter.acquire(estimate)
         started = time.monotonic()
         try:
             if on_token is None:
@@ -143,11 +155,16 @@ class LiteLLMModel:
                 )
         except Exception as error:  # translated into our own errors below
             raise _translate(litellm, error) from error
+        if not text and usage.completion_tokens == 0:
+            # Nothing said and no token spent on it: an empty body, or JSON where a stream was due.
+            raise Retryable("the server sent an empty reply")
         if usage.prompt_tokens == 0:
             usage.prompt_tokens = self.count_tokens(messages)
         if usage.completion_tokens == 0 and text:
             usage.completion_tokens = int(litellm.token_counter(model="gpt-4", text=text))
         usage.time_to_first_token = first_token
+        if estimate:
+            self.limiter.settle(estimate, usage.total)
         elapsed = time.monotonic() - started
         if elapsed > 0 and usage.completion_tokens:
             usage.tokens_per_second = usage.completion_tokens / elapsed
@@ -227,7 +244,15 @@ def _translate(litellm, error: Exception) -> Exception:
         return ModelUnavailable(f"authentication failed: {message}")
     if isinstance(error, exc.BadRequestError) and "context" in message.lower() and "length" in message.lower():
         return ContextLengthExceeded(message)
+    if isinstance(error, exc.BadRequestError | exc.UnprocessableEntityError):
+        return RequestRejected(f"request rejected: {message}")
     return ModelUnavailable(message)
+
+
+def _estimate_tokens(messages: list[Message]) -> int:
+    from agentcli.context.tokens import estimate_message_tokens
+
+    return estimate_message_tokens(messages)
 
 
 def _short(error: Exception) -> str:

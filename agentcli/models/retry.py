@@ -16,13 +16,14 @@ T = TypeVar("T")
 class RetryPolicy:
     attempts: int = 5  # total tries, the first included
     base_delay: float = 1.0
-    max_delay: float = 30.0
+    max_delay: float = 30.0  # the longest backoff of our own choosing
     jitter: float = 0.25  # up to this fraction of the delay added at random
+    retry_after_cap: float = 300.0  # a server's `Retry-After` is honoured in full up to this many seconds
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait before try number `attempt + 1` (attempt counts from 1)."""
         if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.max_delay)
+            return min(retry_after, self.retry_after_cap)
         backoff = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
         return backoff * (1 + self.jitter * random.random())
 

@@ -32,9 +32,18 @@ from agentcli.errors import (
     ComponentUnavailable,
     UsageError,
 )
-from agentcli.events import EventBus, Listener, ModelRetry, Notice, RunFinished, RunStarted
+from agentcli.events import (
+    EventBus,
+    Listener,
+    ModelCacheHit,
+    ModelRetry,
+    ModelSwitched,
+    Notice,
+    RunFinished,
+    RunStarted,
+)
 from agentcli.models.base import Model, ModelError, ModelUnavailable
-from agentcli.models.resolve import create_model, default_model_name
+from agentcli.models.resolve import create_routed_model, default_model_name
 from agentcli.repo import checkpoint as cp
 from agentcli.repo import publish
 from agentcli.repo.git import GitError
@@ -226,10 +235,29 @@ class Session:
         self.events.emit(Notice(message=message))
 
     def load_model(self, name: str) -> Model:
+        """`name` and the configured fallbacks behind one `Model`; retries, switches and cache hits as events."""
+
         def on_retry(attempt: int, delay: float, error: Exception) -> None:
             self.events.emit(ModelRetry(attempt=attempt, delay=delay, error=str(error)))
 
-        return create_model(name, self.settings, notify=self.notify, on_retry=on_retry)
+        def on_switch(old: str, new: str, why: str) -> None:
+            self.events.emit(ModelSwitched(from_model=old, to_model=new, reason=why))
+            # The console shows notices; the typed event above is for --json, the journal and recorders.
+            self.events.emit(Notice(message=f"model switched: {why}", level="warning"))
+
+        def on_cache_hit(model: str, key: str) -> None:
+            self.events.emit(ModelCacheHit(model=model, key=key[:16]))
+
+        return create_routed_model(
+            name,
+            self.settings,
+            notify=self.notify,
+            on_retry=on_retry,
+            on_switch=on_switch,
+            on_cache_hit=on_cache_hit,
+            # Where this run works and keeps its outputs differs between two runs of one task: not part of a cache key.
+            cache_masks=(str(self.root), str(self.journal.commands_dir.parent), self.id),
+        )
 
     def create_sandbox(self) -> Sandbox:
         """The session's sandbox, not yet started."""

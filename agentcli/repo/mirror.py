@@ -42,10 +42,14 @@ def keep(git: Git, name: str, ref: str, commit: str) -> None:
     if not (path / "HEAD").is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True, capture_output=True)
+        # A shallow clone's checkpoints carry its shallow boundary with them.
+        subprocess.run(["git", "--git-dir", str(path), "config", "receive.shallowUpdate", "true"], check=True)
     specs = [f"+refs/{kind}/*:{STATE_REFS}/{name}/{kind}/*" for kind in KEPT_REFS]
     if git.try_("rev-parse", "-q", "--verify", "refs/stash") is not None:
         specs.append(f"+refs/stash:{STATE_REFS}/{name}/stash")
-    git("push", "-q", "--no-verify", str(path), *specs, f"+{commit}:{ref}")
+    # The checkpoint first, the refs after: a shallow clone's push of both at once is refused.
+    git("push", "-q", "--no-verify", str(path), f"+{commit}:{ref}")
+    git("push", "-q", "--no-verify", str(path), *specs)
 
 
 def forget(root: Path, name: str, ref: str) -> None:

@@ -70,6 +70,19 @@ class ModelReplied(Event):
 
 
 @dataclass
+class ModelTokens(Event):
+    """The exact token ids of a model call (backends that have them): for trainers, kept in the session's
+    `tokens.jsonl`, not in the journal."""
+
+    type: ClassVar[str] = "model_tokens"
+    journaled: ClassVar[bool] = False
+    step: int
+    prompt_ids: list[int]
+    response_ids: list[int]
+    logprobs: list[float] | None = None
+
+
+@dataclass
 class ModelRetry(Event):
     type: ClassVar[str] = "model_retry"
     attempt: int

@@ -62,6 +62,7 @@ from agentcli.events import (
     FormatError,
     ModelReplied,
     ModelStarted,
+    ModelTokens,
     Notice,
     Nudge,
     PlanUpdated,
@@ -368,6 +369,8 @@ class Agent:
                 prompt_evaluated=usage.prompt_evaluated,
             )
         )
+        if isinstance(reply.raw, dict) and isinstance(ids := reply.raw.get("tokens"), dict):
+            self.events.emit(ModelTokens(step=step, **ids))
         parsed = parse_reply(reply.text)
         unchanged_plan = parsed.plan is not None and parsed.plan == self.outcome.plan
         kept = parsed.history_text or reply.text

@@ -196,10 +196,11 @@ def write_atif(out_dir: Path) -> None:
     """`trajectory.atif.json` from the task's journal, where the run got as far as having one."""
     from agentcli.session.atif import trajectory
     from agentcli.session.journal import read_events
+    from agentcli.session.tokens import read_calls
 
     journal = out_dir / "session" / "events.jsonl"
     if journal.is_file():
-        document = trajectory(read_events(journal))
+        document = trajectory(read_events(journal), read_calls(journal.parent))
         (out_dir / "trajectory.atif.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 

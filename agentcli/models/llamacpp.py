@@ -14,6 +14,7 @@ import codecs
 import contextlib
 import ctypes
 import importlib.util
+import math
 import os
 import sys
 import threading
@@ -367,6 +368,10 @@ class LlamaCppModel:
             on_token(prefix)  # the reply as the listener reads it starts with its prefix
         stream = _StopFilter(stops, on_token)
         generated = 0
+        # What a trainer needs, token-exact: the ids sampled and the log-probability of each under the
+        # model's own distribution (its raw logits; not known for drafted tokens).
+        response_ids: list[int] = []
+        logprobs: list[float] | None = None if self.speculative else []
         first: float | None = None
         last = started
         finish = "length"
@@ -390,6 +395,9 @@ class LlamaCppModel:
                 last = time.perf_counter()
                 if first is None:
                     first = last
+                response_ids.append(int(token))
+                if logprobs is not None:
+                    logprobs.append(_logprob(llama, token))
                 if llama_cpp.llama_vocab_is_eog(vocab, token):
                     finish = "stop"
                     break
@@ -413,7 +421,11 @@ class LlamaCppModel:
             time_to_first_token=(first - started) if first is not None else None,
             tokens_per_second=(generated - 1) / elapsed if generated > 1 and elapsed > 0 else None,
         )
-        raw = {"finish_reason": finish, "wall_time": time.perf_counter() - started}
+        raw = {
+            "finish_reason": finish,
+            "wall_time": time.perf_counter() - started,
+            "tokens": {"prompt_ids": list(tokens), "response_ids": response_ids, "logprobs": logprobs},
+        }
         return Reply(text=prefix + stream.text, usage=usage, raw=raw)
 
     @staticmethod
@@ -438,6 +450,16 @@ _CHATML = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+
+
+def _logprob(llama: Any, token: int) -> float:
+    """log softmax(logits)[token] of the logits `token` was sampled from: the context's last row (the
+    library keeps no others unless every position's logits are asked for)."""
+    import numpy as np
+
+    logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),))
+    top = float(np.max(logits))
+    return float(logits[token]) - top - math.log(float(np.sum(np.exp(logits - top))))
 
 
 def _piece(llama_cpp: Any, vocab: Any, token: int) -> bytes:

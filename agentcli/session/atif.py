@@ -4,7 +4,8 @@ Steps: the task as the user's step; the commands agentcli ran before the first r
 step with their observations; then one agent step per model reply, its commands as `bash` tool
 calls, each command's output as the observation result linked to its call, and what agentcli told
 the model instead of running a reply (an objection, a format error, a nudge) as a result of no call.
-Token counts, cost and timing per step come from the journal; the run's result goes to
+Token counts, cost and timing per step come from the journal, the exact token ids and logprobs
+from the session's `tokens.jsonl` where the backend gave them; the run's result goes to
 `final_metrics` and `extra`.
 """
 
@@ -40,8 +41,9 @@ def _observe(step: dict[str, Any], event: dict, call_id: str | None) -> None:
     step.setdefault("extra", {}).setdefault("commands", []).append({"tool_call_id": call_id, **facts})
 
 
-def trajectory(events: list[dict]) -> dict[str, Any]:
-    """The ATIF object of one session's events (as `journal.read_events` returns them)."""
+def trajectory(events: list[dict], token_ids: list[dict] | None = None) -> dict[str, Any]:
+    """The ATIF object of one session's events (as `journal.read_events` returns them); `token_ids`,
+    those of each model call (`tokens.read_calls`), go to the agent steps' metrics."""
     started = next((e for e in events if e.get("type") == "run_started"), {})
     results = [e for e in events if e.get("type") == "result"]
     model = started.get("model")
@@ -74,6 +76,11 @@ def trajectory(events: list[dict]) -> dict[str, Any]:
         elif kind in _FEEDBACK:
             agent.setdefault("observation", {"results": []})["results"].append({"content": str(event[_FEEDBACK[kind]])})
             agent.setdefault("extra", {}).setdefault("feedback", []).append(kind)
+    for step, call in zip([s for s in steps if s["source"] == "agent"], token_ids or [], strict=False):
+        step["metrics"]["prompt_token_ids"] = call["prompt_ids"]
+        step["metrics"]["completion_token_ids"] = call["response_ids"]
+        if call.get("logprobs") is not None:
+            step["metrics"]["logprobs"] = call["logprobs"]
     times = [e for e in events if e.get("type") in ("run_started", "model_replied")]
     for step, event in zip([s for s in steps if s["source"] != "system"], times, strict=False):
         if (stamp := _when(event)) is not None:

@@ -83,6 +83,7 @@ from agentcli.session.outputs import (
     output_problem,
 )
 from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples, find_raise_examples
+from agentcli.session.tokens import TokenLog
 from agentcli.session.undo import record_ignored
 
 # The longest function or class shown before the first reply, in lines.
@@ -210,6 +211,7 @@ class Session:
         self.id = new_session_id()
         self.journal = Journal(root, self.id)
         self.events.subscribe(self.journal)
+        self.events.subscribe(TokenLog(self.journal.dir))
         model_name = settings.model or default_model_name()
         if not settings.model:
             self.notify(f"no model configured: using {model_name} (set --model or AGENTCLI_MODEL to change)")

@@ -97,3 +97,32 @@ class ModelUnavailable(ModelError):
 class RequestRejected(ModelUnavailable):
     """The provider rejected the request itself (a bad request): the caller's error, which another model in a
     fallback chain would not fix."""
+
+
+class ModelWrapper:
+    """A `Model` in front of another (`wrapped`): what the wrapper does not change is the other's."""
+
+    @property
+    def wrapped(self) -> Model:
+        raise NotImplementedError
+
+    @property
+    def name(self) -> str:
+        return self.wrapped.name
+
+    @property
+    def continues_replies(self) -> bool:
+        return self.wrapped.continues_replies
+
+    @property
+    def context_window(self) -> int:
+        return self.wrapped.context_window
+
+    def count_tokens(self, messages: list[Message]) -> int:
+        return self.wrapped.count_tokens(messages)
+
+    def __getattr__(self, name: str) -> Any:
+        # What a backend has beyond the protocol (its temperature, its stops); never during construction.
+        if name.startswith("_") or name in ("wrapped", "inner", "active"):
+            raise AttributeError(name)
+        return getattr(self.wrapped, name)

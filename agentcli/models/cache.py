@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentcli.models.base import Message, Reply, StreamCallback, Usage
+from agentcli.models.base import Message, ModelWrapper, Reply, StreamCallback, Usage
 from agentcli.models.stream import StreamRelay
 
 DEFAULT_MAX_BYTES = 256 << 20
@@ -119,7 +119,7 @@ def _normalised(text: str, masks: tuple[str, ...]) -> str:
     return _DURATION.sub("<t>", text)
 
 
-class CachedModel:
+class CachedModel(ModelWrapper):
     """A model whose replies are looked up in a `ResponseCache` before it is asked."""
 
     def __init__(
@@ -134,25 +134,9 @@ class CachedModel:
         self.on_hit = on_hit  # called with (model name, key) for each reply served from the cache
         self.masks = masks  # strings that differ between runs of one task (its directories), left out of keys
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)  # what a backend has beyond the protocol (its temperature, its stops)
-
     @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def continues_replies(self) -> bool:
-        return self.inner.continues_replies
-
-    @property
-    def context_window(self) -> int:
-        return self.inner.context_window
-
-    def count_tokens(self, messages: list[Message]) -> int:
-        return self.inner.count_tokens(messages)
+    def wrapped(self) -> Any:
+        return self.inner
 
     def complete(
         self,

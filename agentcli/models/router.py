@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from agentcli.errors import AgentcliError
-from agentcli.models.base import Message, Model, ModelError, ModelUnavailable, Reply, RequestRejected, StreamCallback
+from agentcli.models.base import (
+    Message,
+    Model,
+    ModelError,
+    ModelUnavailable,
+    ModelWrapper,
+    Reply,
+    RequestRejected,
+    StreamCallback,
+)
 from agentcli.models.stream import StreamRelay
 
 DEFAULT_COOLDOWN = 300.0
@@ -24,7 +32,7 @@ DEFAULT_COOLDOWN = 300.0
 SwitchCallback = Callable[[str, str, str], None]
 
 
-class ModelRouter:
+class ModelRouter(ModelWrapper):
     def __init__(
         self,
         first: Model,
@@ -53,24 +61,8 @@ class ModelRouter:
         return model
 
     @property
-    def name(self) -> str:
-        return self.model.name
-
-    @property
-    def continues_replies(self) -> bool:
-        return self.model.continues_replies
-
-    @property
-    def context_window(self) -> int:
-        return self.model.context_window
-
-    def count_tokens(self, messages: list[Message]) -> int:
-        return self.model.count_tokens(messages)
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("_models", "active"):
-            raise AttributeError(name)
-        return getattr(self.model, name)
+    def wrapped(self) -> Model:
+        return self.model
 
     def complete(
         self,

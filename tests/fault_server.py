@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.openai_server import _completion, _usage
+
 # Provider wordings that LiteLLM's exception mapping turns into ContextWindowExceededError
 # (litellm/litellm_core_utils/exception_mapping_utils.py, `is_error_str_context_window_exceeded`).
 CONTEXT_WORDINGS = {
@@ -230,21 +232,4 @@ def _chunk(body: dict[str, Any], delta: dict[str, str], finish: str | None = Non
         "created": int(time.time()),
         "model": body.get("model", "test"),
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def _usage(body: dict[str, Any], text: str) -> dict[str, int]:
-    prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
-    completion = len(text) // 4 + 1
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-
-def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-fault",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body.get("model", "test"),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": _usage(body, text),
     }

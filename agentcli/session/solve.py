@@ -467,7 +467,7 @@ class Session:
     def first_looks(self, task: str, texts: dict[str, str]) -> list[str]:
         """Commands run before the first reply, to show the failure the task is about. Tests that pass
         show none: shown them passing, a small model runs them again and again instead of changing
-        anything (validate-input), so they are shown only when they fail, and only to a task that
+        anything, so they are shown only when they fail, and only to a task that
         speaks of tests or failures: one that does not (count the TODO comments) is not about them, and
         a small model shown them sets out to fix them. Their failures then are not held against it.
         A task that renames or replaces a text everywhere is shown every line that holds it."""

@@ -83,6 +83,7 @@ class Settings:
     repo_map_tokens: int = 1024
     file_view_tokens: int = 1536  # file contents shown at the start
     temperature: float = 0.0
+    seed: int = 0  # mixed into every sampled reply's seed (`eval --samples` gives each rollout its own)
     retries: int = 4  # extra tries of a failed model call (429, 5xx, timeouts)
     fallbacks: list[str] = field(default_factory=list)  # models to fall back on, in order, when the model is down
     fallback_cooldown: float = 300.0  # seconds a model that failed is passed over before it is tried again

@@ -31,6 +31,8 @@ class RunStarted(Event):
     model: str
     sandbox: str
     workdir: str
+    temperature: float = 0.0  # the sampling settings a trainer needs to reproduce the run
+    seed: int = 0
     schema_version: int = SCHEMA_VERSION
 
 

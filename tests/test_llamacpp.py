@@ -235,3 +235,18 @@ def test_the_empty_block_rule_reads_the_real_vocabulary(model) -> None:
     assert newline[0] in body and newline[0] not in on_fence  # a newline is how the block opens
     assert llama.token_eos() in body
     assert command[0] not in body
+
+
+def test_run_seeds_sample_different_replies(smol_path):
+    """At a temperature, two seeds give two replies to one prompt, and one seed gives the same twice."""
+    from agentcli.models.llamacpp import LlamaCppModel
+
+    messages = [{"role": "user", "content": "Write one short sentence about the sea."}]
+
+    def reply(seed: int) -> str:
+        model = LlamaCppModel(smol_path, temperature=1.0, seed=seed, max_tokens=24)
+        return model.complete(messages).text
+
+    first = reply(1)
+    assert reply(1) == first
+    assert any(reply(seed) != first for seed in (2, 3, 4))

@@ -45,6 +45,7 @@ class LiteLLMModel:
         api_base: str = "",
         api_key: str | None = None,
         temperature: float = 0.0,
+        seed: int = 0,
         context_window: int | None = None,
         retry: RetryPolicy | None = None,
         on_retry: Callable[[int, float, Exception], None] | None = None,
@@ -56,6 +57,7 @@ class LiteLLMModel:
         # A local OpenAI-compatible server takes any key, but the client insists on one.
         self.api_key = api_key if api_key is not None else ("none" if api_base and not _provider_key() else None)
         self.temperature = temperature
+        self.seed = seed  # sent where set: providers that take a seed sample reproducibly with it
         self.retry = retry or RetryPolicy()
         self.on_retry = on_retry
         self.timeout = timeout  # seconds one request may take (between streamed pieces: one read)
@@ -120,6 +122,8 @@ class LiteLLMModel:
         }
         if max_tokens:
             request["max_tokens"] = max_tokens
+        if self.seed:
+            request["seed"] = self.seed
         if self.api_base:
             request["api_base"] = self.api_base
         if self.api_key:

@@ -205,10 +205,10 @@ def unload() -> None:
             _ENGINE = None
 
 
-def _sampling_seed(tokens: list[int]) -> int:
-    """The seed for a sampled reply: the same prompt samples the same reply, so two runs of one
-    version can be compared, while another prompt samples afresh."""
-    return zlib.crc32(array.array("i", tokens).tobytes())
+def _sampling_seed(tokens: list[int], seed: int = 0) -> int:
+    """The seed for a sampled reply: the same prompt and run seed sample the same reply, so two runs
+    of one version can be compared, while another prompt or another run seed samples afresh."""
+    return zlib.crc32(array.array("i", tokens).tobytes(), seed & 0xFFFFFFFF)
 
 
 # --- the backend --------------------------------------------------------------------------------
@@ -226,6 +226,7 @@ class LlamaCppModel:
         n_threads: int | None = None,
         n_gpu_layers: int | None = None,
         temperature: float = 0.0,
+        seed: int = 0,
         top_p: float = 0.95,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         stop: Sequence[str] = (),
@@ -253,6 +254,7 @@ class LlamaCppModel:
         self.n_threads = n_threads or physical_cores()
         self.n_gpu_layers = default_gpu_layers() if n_gpu_layers is None else n_gpu_layers
         self.temperature = temperature
+        self.seed = seed
         self.top_p = top_p
         self.max_tokens = max_tokens
         self.stop = tuple(stop)
@@ -361,7 +363,7 @@ class LlamaCppModel:
         stops = tuple(s for s in (*self.stop, *(stop or ())) if s)
         temp = self.temperature if temperature is None else temperature
         if temp > 0:
-            llama.set_seed(_sampling_seed(tokens))
+            llama.set_seed(_sampling_seed(tokens, self.seed))
         vocab = llama._model.vocab
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         if prefix and on_token is not None:

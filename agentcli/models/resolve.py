@@ -115,6 +115,7 @@ def _backend(
             n_ctx=settings.n_ctx,
             n_threads=settings.n_threads or None,
             temperature=settings.temperature,
+            seed=settings.seed,
         )
     if "/" not in name and not settings.api_base:
         raise UsageError(
@@ -130,6 +131,7 @@ def _backend(
         name,
         api_base=settings.api_base,
         temperature=settings.temperature,
+        seed=settings.seed,
         retry=RetryPolicy(attempts=settings.retries + 1, retry_after_cap=settings.retry_after_cap),
         on_retry=on_retry,
         timeout=settings.request_timeout,

@@ -277,6 +277,8 @@ class Session:
                 model=self.model.name,
                 sandbox=self.backend,
                 workdir=self.sandbox.workdir,
+                temperature=self.settings.temperature,
+                seed=self.settings.seed,
             )
         )
 

@@ -3,7 +3,7 @@
 Every agent run, solution and test run is a child process started in a new session, so a
 Ctrl-C in the terminal reaches only the eval, which then stops its children in an orderly way:
 SIGTERM first (an agentcli run unwinds and closes its sandbox), SIGKILL to the group if it
-lingers.
+lingers. If the eval itself is killed outright, `lifeline` sends each child SIGTERM.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -59,7 +60,7 @@ class Children:
                 if self.stopping.is_set():
                     raise Stopping()
                 proc = subprocess.Popen(
-                    argv,
+                    with_lifeline(argv),
                     cwd=cwd,
                     env=env,
                     stdin=subprocess.DEVNULL,
@@ -89,6 +90,13 @@ class Children:
             t.start()
         for t in threads:
             t.join()
+
+
+def with_lifeline(argv: list[str]) -> list[str]:
+    """On Linux, `argv` behind `lifeline`: it gets SIGTERM if this process is killed outright."""
+    if not sys.platform.startswith("linux"):
+        return argv
+    return [sys.executable, "-m", "agentcli.eval.lifeline", str(os.getpid()), *argv]
 
 
 def stop_group(proc: subprocess.Popen, grace: float = TERM_GRACE_S) -> None:

@@ -37,6 +37,7 @@ from agentcli import paths  # noqa: E402
 from agentcli.eval import results as res  # noqa: E402
 from agentcli.eval.agents import KILL_GRACE_S, AgentRun, RunConfig  # noqa: E402
 from agentcli.eval.procs import Children  # noqa: E402
+from agentcli.eval.rollouts import plan  # noqa: E402
 from agentcli.eval.suite import run_suite  # noqa: E402
 from agentcli.eval.table import print_results, progress_line  # noqa: E402
 from agentcli.eval.tasks import Task, load_suite, split_ids  # noqa: E402
@@ -258,7 +259,7 @@ def run_mini(args: argparse.Namespace, tasks: list[Task], runner: MiniSweAgentRu
         print(progress_line(len(collected), len(tasks), result), flush=True)
         res.write(out, info, collected, interrupted=True)
 
-    run = run_suite(todo, runner, Path(info.trajectories), workers=args.workers, on_result=on_result)
+    run = run_suite(plan(todo), runner, Path(info.trajectories), workers=args.workers, on_result=on_result)
     res.write(out, info, collected, interrupted=run.interrupted)
     if run.interrupted:
         raise SystemExit(130)

@@ -94,3 +94,33 @@ def test_malformed_harbor_tasks_are_their_own_errors(tmp_path: Path, _):
     assert "missing environment/Dockerfile" in got["no-dockerfile"]["reason"]
     assert "tests/test.sh is not executable" in got["not-executable"]["reason"]
     assert "does not build" in got["does-not-build"]["reason"] and got["does-not-build"]["status"] == "error"
+
+
+TERMINAL_BENCH = HARBOR.parent / "terminal-bench"
+
+
+def test_the_older_terminal_bench_layout_is_read(tmp_path: Path):
+    from agentcli.eval.tasks import load_task
+
+    task = load_task(TERMINAL_BENCH / "mean-of-numbers")
+    assert task.problem == "" and task.harbor is not None and task.harbor.layout == "terminal-bench"
+    assert task.instruction.startswith("`python3 stats.py numbers.txt`") and task.category == "bugfix"
+    assert (task.harbor.agent_timeout, task.harbor.verifier_timeout) == (300, 60)
+    broken = tmp_path / "broken"
+    shutil.copytree(TERMINAL_BENCH / "mean-of-numbers", broken)
+    (broken / "task.yaml").write_text("difficulty: easy\nmax_agent_timeout_sec: soon\n")
+    (broken / "run-tests.sh").unlink()
+    problems = load_task(broken).problem
+    assert "missing run-tests.sh" in problems and "no instruction" in problems and "soon" in problems
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=needs_docker, id="docker")])
+def test_older_layout_tasks_run_and_are_scored_by_their_pytest_summary(tmp_path: Path, _):
+    for flag, reward, passed in (("--oracle", 1, 2), ("--noop", 0, 0)):
+        out = tmp_path / f"{flag[2:]}.json"
+        proc = agentcli("eval", str(TERMINAL_BENCH), flag, "--out", str(out), cwd=tmp_path, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        task = results(out)["mean-of-numbers"]
+        assert (task["reward"], task["tests_passed"], task["tests_total"]) == (reward, passed, 2), task
+    assert "PASSED" in (tmp_path / "oracle-trajectories" / "mean-of-numbers" / "verifier.log").read_text()
+    assert harbor_containers() == []

@@ -34,6 +34,18 @@ def eval_command(
     stream: Path = typer.Option(
         None, "--stream", help="Append each finished task to FILE as one JSON line (a learner can tail it)."
     ),
+    samples: int = typer.Option(1, "--samples", "-n", help="Rollouts per task, each with its own seed: a group."),
+    seed: int = typer.Option(0, "--seed", help="The first rollout's sampling seed; sample i gets SEED+i."),
+    temperature: float = typer.Option(
+        None, "--temperature", help="The agent's sampling temperature (default: as configured)."
+    ),
+    ray: str = typer.Option(
+        None,
+        "--ray",
+        help="Run the rollouts on a Ray cluster: auto, an ADDRESS (host:port), or local.",
+        metavar="ADDRESS",
+    ),
+    ray_retries: int = typer.Option(2, "--ray-retries", help="Times a rollout is run again after its Ray worker died."),
 ) -> None:
     """Run every task of SUITE_DIR in a fresh work dir and score it with the task's tests.
 
@@ -41,6 +53,7 @@ def eval_command(
     suite unsound; 2 for bad input; 3 when the model or sandbox is unavailable; 130 when interrupted.
     """
     from agentcli.eval import results as res
+    from agentcli.eval import rollouts
     from agentcli.eval.agents import RUNNERS, RunConfig
     from agentcli.eval.suite import run_suite
     from agentcli.eval.table import print_results, progress_line
@@ -54,14 +67,30 @@ def eval_command(
         raise UsageError(f"--workers must be at least 1, got {workers}")
     if timeout <= 0:
         raise UsageError(f"--timeout must be positive, got {timeout:g}")
+    if samples < 1:
+        raise UsageError(f"--samples must be at least 1, got {samples}")
+    if temperature is not None and temperature < 0:
+        raise UsageError(f"--temperature must not be negative, got {temperature:g}")
+    if ray_retries < 0:
+        raise UsageError(f"--ray-retries must not be negative, got {ray_retries}")
     if resume and out is None:
         raise UsageError("--resume needs --out FILE: the results of the run to resume")
     kind = "oracle" if oracle else "noop" if noop else "agentcli"
     selected = load_suite(suite, split_ids(tasks) or None)
     config = RunConfig(timeout=timeout, max_steps=max_steps, trajectory_format=trajectory_format)
     console = _console()
+    sampling = None
     if kind == "agentcli":
-        config.model, config.sandbox, config.api_base = _agent_settings(model, sandbox, api_base, max_steps, console)
+        settings = _agent_settings(model, sandbox, api_base, max_steps, temperature, console)
+        config.model, config.sandbox, config.api_base, sampling = settings
+        if temperature is not None:
+            config.env["AGENTCLI_TEMPERATURE"] = f"{temperature:g}"
+        if samples > 1 and not sampling:
+            console.print(
+                f"note: temperature 0: the {samples} rollouts of a task differ only where the model or the "
+                "sandbox is not deterministic (set --temperature)",
+                markup=False,
+            )
     stamp = time.strftime("%Y%m%d-%H%M%S")
     traj_root = (trajectories or _default_trajectories(out, stamp)).resolve()
     results_path = out or traj_root / "results.json"
@@ -73,20 +102,28 @@ def eval_command(
         timeout=timeout,
         max_steps=max_steps,
         workers=workers,
+        samples=samples,
+        seed=seed,
+        temperature=sampling,
         trajectories=str(traj_root),
     )
+    everything = rollouts.plan(selected, samples, seed)
+    unit = "rollouts" if samples > 1 else "tasks"
+    wanted = {r.key for r in everything}
     done = res.load_done(results_path, info) if resume else []
-    done_ids = {r.task for r in done}
-    todo = [t for t in selected if t.id not in done_ids]
-    kept = [r for r in done if r.task in {t.id for t in selected}]
+    kept = [r for r in done if r.key in wanted]
+    todo = [r for r in everything if r.key not in {r.key for r in kept}]
 
     what = f"agent {kind}" + (f", model {config.model}, sandbox {config.sandbox}" if kind == "agentcli" else "")
     console.print(
-        f"eval: {len(selected)} tasks from {suite}, {what}, timeout {timeout:g} s, "
-        f"{workers} worker{'s' * (workers > 1)}; records in {traj_root}"
+        f"eval: {len(selected)} tasks from {suite}"
+        + (f", {samples} samples each (seeds from {seed})" if samples > 1 else "")
+        + f", {what}, timeout {timeout:g} s, "
+        + (f"on Ray ({ray})" if ray else f"{workers} worker{'s' * (workers > 1)}")
+        + f"; records in {traj_root}"
     )
     if resume:
-        console.print(f"resume: {len(kept)} tasks already scored in {results_path}, {len(todo)} to run")
+        console.print(f"resume: {len(kept)} {unit} already scored in {results_path}, {len(todo)} to run")
     if kind == "agentcli" and workers > 1 and config.model.startswith("local/"):
         console.print("note: each worker loads its own copy of the local model (memory and cores are shared)")
 
@@ -96,13 +133,18 @@ def eval_command(
     def on_result(result: res.TaskResult) -> None:
         collected.append(result)
         counter[0] += 1
-        console.print(progress_line(counter[0], len(selected), result), markup=False)
+        console.print(progress_line(counter[0], len(everything), result), markup=False)
         res.write(results_path, info, collected, interrupted=True)  # complete only once all are in
         if stream is not None:
             res.append_stream(stream, result)
 
     traj_root.mkdir(parents=True, exist_ok=True)
-    run = run_suite(todo, RUNNERS[kind](config), traj_root, workers=workers, on_result=on_result)
+    if ray:
+        from agentcli.eval.ray_cluster import run_on_ray
+
+        run = run_on_ray(todo, kind, config, traj_root, address=ray, retries=ray_retries, on_result=on_result)
+    else:
+        run = run_suite(todo, RUNNERS[kind](config), traj_root, workers=workers, on_result=on_result)
     finished = not run.interrupted and not run.fatal
     res.write(results_path, info, collected, interrupted=not finished)
 
@@ -110,7 +152,7 @@ def eval_command(
     print_results(console, collected, title=f"{kind} on {suite}")
     console.print(f"results: {results_path}")
     if run.interrupted:
-        console.print(f"interrupted: {len(selected) - len(collected)} tasks not run; --resume runs them")
+        console.print(f"interrupted: {len(everything) - len(collected)} {unit} not run; --resume runs them")
         raise typer.Exit(EXIT_INTERRUPTED)
     if run.fatal:
         console.print(f"stopped: {run.fatal}")
@@ -128,20 +170,28 @@ def _console():
     return console
 
 
-def _agent_settings(model: str | None, sandbox: str | None, api_base: str | None, max_steps: int | None, console):
-    """The model and sandbox every task will use, checked once before any task starts."""
+def _agent_settings(
+    model: str | None, sandbox: str | None, api_base: str | None, max_steps: int | None, temperature, console
+):
+    """The model, sandbox, server and temperature every task will use, checked once before any task starts."""
     from agentcli.config import load_settings
     from agentcli.eval.preflight import check_model
     from agentcli.models.resolve import default_model_name
     from agentcli.sandbox.factory import resolve_backend
 
-    flags = {"model": model, "sandbox": sandbox, "api_base": api_base, "max_steps": max_steps}
+    flags = {
+        "model": model,
+        "sandbox": sandbox,
+        "api_base": api_base,
+        "max_steps": max_steps,
+        "temperature": temperature,
+    }
     settings = load_settings(None, flags)
     backend = resolve_backend(settings.sandbox)  # unavailable: exit 3 now, not once per task
     name = check_model(
         settings.model or default_model_name(), settings, notify=lambda message: console.print(message, markup=False)
     )
-    return name, backend, settings.api_base
+    return name, backend, settings.api_base, settings.temperature
 
 
 def _default_trajectories(out: Path | None, stamp: str) -> Path:

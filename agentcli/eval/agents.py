@@ -62,10 +62,14 @@ class RunConfig:
     extra_args: list[str] = field(default_factory=list)
     trajectory_format: str = "jsonl"  # "atif": an ATIF trajectory beside each task's journal too
     env: dict[str, str] = field(default_factory=dict)  # for agentcli's process (AGENTCLI_* settings of a task)
+    seed: int | None = None  # the rollout's sampling seed (--samples); None: the configured one
 
 
 class Runner(Protocol):
     name: str
+    config: RunConfig
+
+    def __init__(self, config: RunConfig) -> None: ...
 
     def run(self, task: Task, ws: Workspace, children: Children, out_dir: Path) -> AgentRun: ...
 
@@ -119,9 +123,9 @@ class AgentcliRunner:
     def __init__(self, config: RunConfig):
         self.config = config
 
-    def argv(self, task: Task, ws: Workspace) -> list[str]:
+    def argv(self, task: Task, ws: Workspace, instruction: Path) -> list[str]:
         c = self.config
-        argv = [sys.executable, "-m", "agentcli", "solve", "--task-file", str(task.dir / "instruction.md")]
+        argv = [sys.executable, "-m", "agentcli", "solve", "--task-file", str(instruction)]
         argv += ["--repo", str(ws.workdir), "--json", "--quiet", "--ci"]
         if c.timeout:
             argv += ["--timeout", f"{c.timeout:g}"]
@@ -132,12 +136,22 @@ class AgentcliRunner:
             argv += ["--max-steps", str(c.max_steps)]
         return argv + c.extra_args
 
+    def env(self) -> dict[str, str]:
+        # A re-run replays the model calls it already made from the response cache (AGENTCLI_CACHE=0: off).
+        settings = {"AGENTCLI_CACHE": os.environ.get("AGENTCLI_CACHE", "true"), **self.config.env}
+        if self.config.seed is not None:
+            settings["AGENTCLI_SEED"] = str(self.config.seed)
+        return harness_env(**settings)
+
     def run(self, task: Task, ws: Workspace, children: Children, out_dir: Path) -> AgentRun:
+        instruction = task.dir / "instruction.md"
+        if not instruction.is_file():  # the older Terminal-Bench layout keeps it in task.yaml
+            instruction = out_dir / "instruction.md"
+            instruction.write_text(task.instruction + "\n", encoding="utf-8")
         done = children.run(
-            self.argv(task, ws),
+            self.argv(task, ws, instruction),
             cwd=ws.workdir,
-            # A re-run replays the model calls it already made from the response cache (AGENTCLI_CACHE=0: off).
-            env=harness_env(**{"AGENTCLI_CACHE": os.environ.get("AGENTCLI_CACHE", "true"), **self.config.env}),
+            env=self.env(),
             timeout=self.config.timeout + KILL_GRACE_S if self.config.timeout else None,
             stdout=out_dir / "agent.jsonl",
             stderr=out_dir / "agent.log",

@@ -21,6 +21,7 @@ import io
 import json
 import re
 import secrets
+import shutil
 import subprocess
 import tarfile
 from dataclasses import dataclass
@@ -36,14 +37,15 @@ IMAGE_PREFIX = "agentcli-harbor"
 SOLUTION_TIMEOUT_S = 600.0
 
 
-def build_image(task_dir: Path, task_id: str) -> str:
-    """The task's image, built once per content of `environment/`; TaskError when it does not build."""
+def build_image(task_dir: Path, task_id: str, context: str = "environment") -> str:
+    """The task's image, built once per content of its build context (`environment/`, or the task
+    folder in the older layout); TaskError when it does not build."""
     import docker
     from docker.errors import BuildError, ImageNotFound
 
     from agentcli.sandbox.images import ensure_image
 
-    environment = task_dir / "environment"
+    environment = (task_dir / context).resolve()
     digest = hashlib.sha256()
     for path in sorted(p for p in environment.rglob("*") if p.is_file()):
         digest.update(str(path.relative_to(environment)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -60,7 +62,8 @@ def build_image(task_dir: Path, task_id: str) -> str:
         except BuildError as e:
             lines = [str(chunk.get("stream") or chunk.get("error") or "").strip() for chunk in e.build_log]
             why = ([line for line in lines if line] or [e.msg])[-1]
-            raise TaskError(f"environment/Dockerfile does not build: {why}") from None
+            dockerfile = "Dockerfile" if context == "." else f"{context}/Dockerfile"
+            raise TaskError(f"{dockerfile} does not build: {why}") from None
         return tag
     finally:
         client.close()
@@ -76,7 +79,7 @@ def image_workdir(image: str) -> str:
     finally:
         client.close()
     if not workdir:
-        raise TaskError("environment/Dockerfile sets no WORKDIR: the agent has no folder to work in")
+        raise TaskError("the task's Dockerfile sets no WORKDIR: the agent has no folder to work in")
     return workdir
 
 
@@ -120,9 +123,10 @@ def container_run(
     spec: HarborSpec,
     timeout: float,
     log: Path,
+    env: dict[str, str] | None = None,
 ):
     """Run `command` in a fresh container of `image` (removed after, also on a timeout or Ctrl-C); the
-    first of `mounts` is the work dir."""
+    first of `mounts` is the work dir; `env`: variables set inside."""
     name = f"agentcli-harbor-{secrets.token_hex(4)}"
     owner = next(iter(mounts)).stat()  # as the work dir's owner, as the agent's commands ran
     argv = ["docker", "run", "--rm", "--name", name, "--user", f"{owner.st_uid}:{owner.st_gid}", "--workdir", workdir]
@@ -132,6 +136,8 @@ def container_run(
     argv += ["--memory", f"{spec.memory_mb or 4096}m", "--cpus", f"{spec.cpus or 2:g}"]
     for host, (inside, mode) in mounts.items():
         argv += ["-v", f"{host}:{inside}:{mode}"]
+    for name_, value in (env or {}).items():
+        argv += ["-e", f"{name_}={value}"]
     try:
         return children.run([*argv, image, *command], cwd=log.parent, env=harness_env(), timeout=timeout, stdout=log)
     finally:
@@ -146,14 +152,16 @@ def run_agent(
     if runner.name == "noop":
         return runner.run(task, ws, children, out_dir)
     if runner.name == "oracle":
-        solution = task.dir / "solution"
-        if not (solution / "solve.sh").is_file():
-            raise TaskError("missing solution/solve.sh (needed by --oracle)")
+        solution = task.dir / spec.solution
+        if not solution.is_file():
+            raise TaskError(f"missing {spec.solution} (needed by --oracle)")
+        # Harbor's solve.sh may use the files beside it in solution/; the older layout's stands alone.
+        mount = (solution.parent, "/solution") if spec.layout == "harbor" else (solution, "/solution/solve.sh")
         done = container_run(
             children,
             image,
             ["bash", "/solution/solve.sh"],
-            mounts={ws.workdir: (workdir, "rw"), solution: ("/solution", "ro")},
+            mounts={ws.workdir: (workdir, "rw"), mount[0]: (mount[1], "ro")},
             workdir=workdir,
             spec=spec,
             timeout=SOLUTION_TIMEOUT_S,
@@ -184,30 +192,67 @@ class Verdict:
     reward: float
     seconds: float
     note: str = ""
+    passed: int = 0  # tests, where the verifier lists them
+    total: int = 0
 
 
 def verify(task, spec: HarborSpec, image: str, workdir: str, ws: Workspace, children: Children, out_dir: Path):
-    """`tests/test.sh` in a fresh container of the image, over the work dir the agent left."""
+    """The task's tests in a fresh container of the image, over the work dir the agent left: Harbor's
+    `tests/test.sh`, or the older layout's `run-tests.sh` with `tests/` beside it at `$TEST_DIR`."""
     logs = out_dir / "verifier"
     logs.mkdir(exist_ok=True)
     logs.chmod(0o777)  # written from inside, by whichever user the container runs as
+    script = "test.sh" if spec.layout == "harbor" else "run-tests.sh"
+    tests = task.dir / "tests"
+    if spec.layout != "harbor":  # tests/ and run-tests.sh together, as Terminal-Bench copied them
+        tests = out_dir / "verifier-tests"
+        shutil.rmtree(tests, ignore_errors=True)
+        if (task.dir / "tests").is_dir():
+            shutil.copytree(task.dir / "tests", tests, symlinks=True)
+        tests.mkdir(exist_ok=True)
+        shutil.copyfile(task.dir / "run-tests.sh", tests / script)
+        for path in (tests, *tests.rglob("*")):
+            path.chmod(path.stat().st_mode | 0o755 if path.is_dir() else path.stat().st_mode | 0o644)
     done = container_run(
         children,
         image,
-        ["bash", "/tests/test.sh"],
-        mounts={ws.workdir: (workdir, "rw"), task.dir / "tests": ("/tests", "ro"), logs: ("/logs/verifier", "rw")},
+        ["bash", f"/tests/{script}"],
+        mounts={ws.workdir: (workdir, "rw"), tests: ("/tests", "ro"), logs: ("/logs/verifier", "rw")},
         workdir=workdir,
         spec=spec,
         timeout=spec.verifier_timeout,
         log=out_dir / "verifier.log",
+        env={"TEST_DIR": "/tests"},
     )
     seconds = round(done.seconds, 3)
     if done.timed_out:
-        return Verdict(0.0, seconds, f"tests/test.sh ran past {spec.verifier_timeout:g} s")
+        return Verdict(0.0, seconds, f"{script} ran past {spec.verifier_timeout:g} s")
+    if spec.layout != "harbor":
+        return pytest_verdict(out_dir / "verifier.log", done.returncode, seconds)
     reward = read_reward(logs)
     if reward is None:
         return Verdict(0.0, seconds, f"the verifier wrote no reward (test.sh exited {done.returncode})")
     return Verdict(reward, seconds)
+
+
+_SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|XPASS|XFAIL|SKIPPED)\s+\S", re.MULTILINE)
+
+
+def pytest_verdict(log: Path, returncode: int, seconds: float) -> Verdict:
+    """The older layout's score, as Terminal-Bench's pytest parser gave it: 1 when every test in
+    pytest's `-rA` summary passed (failures and errors count against); without a summary, the exit
+    status decides."""
+    text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+    outcomes = _SUMMARY.findall(text)
+    passed = sum(1 for o in outcomes if o in ("PASSED", "XFAIL"))
+    failed = sum(1 for o in outcomes if o in ("FAILED", "ERROR", "XPASS"))
+    if passed + failed == 0:
+        ok = returncode == 0
+        return Verdict(float(ok), seconds, "" if ok else f"run-tests.sh exited {returncode} and listed no test")
+    reward = 1.0 if failed == 0 else 0.0
+    return Verdict(
+        reward, seconds, "" if reward else f"{failed} of {passed + failed} tests failed", passed, passed + failed
+    )
 
 
 def read_reward(logs: Path) -> float | None:

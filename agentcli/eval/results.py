@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.errors import UsageError
+from agentcli.eval.groups import group, mean_pass_at_k
 
 SCHEMA_VERSION = 1
 SCORED = ("passed", "failed")  # a task with one of these statuses is done; --resume skips it
@@ -20,6 +21,8 @@ SCORED = ("passed", "failed")  # a task with one of these statuses is done; --re
 class TaskResult:
     task: str
     status: str  # passed | failed | error
+    sample: int | None = None  # its index in the task's group of rollouts (--samples); None: one per task
+    seed: int | None = None  # the agent's sampling seed, where the eval set one
     reward: float = 0  # 1 or 0 for agentcli's tasks; a Harbor verifier may give a share
     tests_passed: int = 0
     tests_total: int = 0
@@ -36,6 +39,15 @@ class TaskResult:
     difficulty: str = ""
     category: str = ""
     trajectory: str = ""
+    attempts: int = 1  # more than 1: the rollout was run again after its worker died (--ray)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.task, self.sample or 0)
+
+    @property
+    def label(self) -> str:
+        return self.task if self.sample is None else f"{self.task}#{self.sample}"
 
     @property
     def tokens(self) -> int:
@@ -61,23 +73,31 @@ class RunInfo:
     timeout: float = 0.0
     max_steps: int | None = None
     workers: int = 1
+    samples: int = 1
+    seed: int = 0
+    temperature: float | None = None
     trajectories: str = ""
     started: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
 
 def summarize(results: list[TaskResult]) -> dict[str, Any]:
+    """Figures over the rollouts (one per task unless --samples): `solve_rate` is pass@1; `pass_at_k`
+    the mean over tasks of each k the groups allow."""
     solved = [r for r in results if r.reward == 1]
     n = len(results)
+    groups = group_results(results)
 
     def mean(values: list[float]) -> float:
         return round(sum(values) / len(values), 3) if values else 0.0
 
     return {
-        "tasks": n,
+        "tasks": len(groups),
+        "rollouts": n,
         "solved": len(solved),
         "solve_rate": round(len(solved) / n, 4) if n else 0.0,
         "mean_reward": mean([r.reward for r in results]),
         "mean_test_share": mean([r.test_share for r in results]),
+        "pass_at_k": mean_pass_at_k(groups),
         "errors": sum(1 for r in results if r.status == "error"),
         # Per solved task, as the targets are stated.
         "solved_mean_steps": mean([r.steps for r in solved]),
@@ -87,8 +107,12 @@ def summarize(results: list[TaskResult]) -> dict[str, Any]:
     }
 
 
+def group_results(results: list[TaskResult]) -> list[dict[str, Any]]:
+    return group([r.to_dict() for r in results])
+
+
 def document(info: RunInfo, results: list[TaskResult], *, interrupted: bool = False) -> dict[str, Any]:
-    ordered = sorted(results, key=lambda r: r.task)
+    ordered = sorted(results, key=lambda r: r.key)
     return {
         "schema_version": SCHEMA_VERSION,
         **dataclasses.asdict(info),
@@ -96,6 +120,7 @@ def document(info: RunInfo, results: list[TaskResult], *, interrupted: bool = Fa
         "complete": not interrupted,
         "summary": summarize(ordered),
         "tasks": [r.to_dict() for r in ordered],
+        "groups": group_results(ordered),
     }
 
 
@@ -108,7 +133,7 @@ def write(path: Path, info: RunInfo, results: list[TaskResult], *, interrupted: 
 
 
 def load_done(path: Path, info: RunInfo) -> list[TaskResult]:
-    """The scored tasks of an earlier run of the same agent and model, for --resume."""
+    """The scored rollouts of an earlier run of the same agent, model and seed, for --resume."""
     if not path.exists():
         return []
     try:
@@ -116,8 +141,8 @@ def load_done(path: Path, info: RunInfo) -> list[TaskResult]:
         tasks = [TaskResult.from_dict(t) for t in data.get("tasks", [])]
     except (OSError, json.JSONDecodeError, TypeError, AttributeError) as e:
         raise UsageError(f"cannot resume from {path}: not an eval results file ({e})") from None
-    for key in ("agent", "model"):
-        if str(data.get(key, "")) != str(getattr(info, key)):
+    for key in ("agent", "model", "seed"):
+        if str(data.get(key, getattr(RunInfo(agent=""), key))) != str(getattr(info, key)):
             raise UsageError(
                 f"cannot resume from {path}: it holds a run with {key} {data.get(key)!r}, not {getattr(info, key)!r}"
             )

@@ -1,7 +1,8 @@
-"""One task end to end: fresh work dir, the agent, the tests, the score, the trajectory."""
+"""One rollout end to end: fresh work dir, the agent, the tests, the score, the trajectory."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -11,28 +12,40 @@ from pathlib import Path
 from agentcli.eval.agents import AgentRun, Runner, TaskError
 from agentcli.eval.procs import Children, Stopping
 from agentcli.eval.results import TaskResult
+from agentcli.eval.rollouts import Rollout
 from agentcli.eval.scoring import TEST_TIMEOUT_S, run_tests
 from agentcli.eval.tasks import Task
 from agentcli.eval.workspace import changes_patch, install_tests, prepare
 
 
 def run_task(
-    task: Task, runner: Runner, children: Children, trajectories: Path, test_timeout: float = TEST_TIMEOUT_S
+    rollout: Rollout | Task,
+    runner: Runner,
+    children: Children,
+    trajectories: Path,
+    test_timeout: float = TEST_TIMEOUT_S,
+    scratch: Path | None = None,
 ) -> tuple[TaskResult, AgentRun | None]:
-    """Run and score one task; its records go to `trajectories/<task id>/`.
+    """Run and score one rollout; its records go to `trajectories/<task id>/` (`.../sample-<i>/` in
+    a group), its work dir under `scratch` (default: the system's temporary folder).
 
     Raises `Stopping` when the eval is interrupted meanwhile: a half-run task has no result.
     """
     started = time.monotonic()
-    out_dir = trajectories / task.id
+    rollout = rollout if isinstance(rollout, Rollout) else Rollout(rollout)
+    task = rollout.task
+    if rollout.seed is not None:
+        runner = type(runner)(dataclasses.replace(runner.config, seed=rollout.seed))
+    out_dir = trajectories / rollout.record_path
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
     result = TaskResult(task=task.id, status="error", difficulty=task.difficulty, category=task.category)
+    result.sample, result.seed = rollout.sample, rollout.seed
     result.trajectory = str(out_dir)
     if task.problem:
         result.reason = f"malformed task: {task.problem}"
         return _finish(result, out_dir, started), None
-    tmp = Path(tempfile.mkdtemp(prefix=f"agentcli-eval-{task.id}-"))
+    tmp = Path(tempfile.mkdtemp(prefix=f"agentcli-eval-{task.id}-", dir=scratch))
     agent: AgentRun | None = None
     try:
         if task.harbor is not None:
@@ -64,11 +77,12 @@ def run_task(
 
 
 def _run_harbor(task: Task, runner: Runner, children: Children, out_dir: Path, tmp: Path, result: TaskResult):
-    """A Harbor task: its image, the agent in it, its verifier's reward (which may lie between 0 and 1)."""
+    """A task in its own image (Harbor's layout or the older Terminal-Bench one): its image, the agent
+    in it, its verifier's reward (which may lie between 0 and 1)."""
     from agentcli.eval import harbor
 
     assert task.harbor is not None
-    image = harbor.build_image(task.dir, task.id)
+    image = harbor.build_image(task.dir, task.id, task.harbor.environment)
     workdir = harbor.image_workdir(image)
     ws = harbor.prepare_workspace(image, workdir, tmp)
     agent = harbor.run_agent(task, task.harbor, runner, image, workdir, ws, children, out_dir)
@@ -79,7 +93,9 @@ def _run_harbor(task: Task, runner: Runner, children: Children, out_dir: Path, t
     if children.stopping.is_set():
         raise Stopping()
     (out_dir / "changes.patch").write_text(changes_patch(ws))
-    result.reward, result.test_share, result.test_seconds = verdict.reward, verdict.reward, verdict.seconds
+    result.reward, result.test_seconds = verdict.reward, verdict.seconds
+    result.tests_passed, result.tests_total = verdict.passed, verdict.total
+    result.test_share = verdict.passed / verdict.total if verdict.total else verdict.reward
     result.status = "passed" if verdict.reward >= 1 else "failed"
     _add_reason(result, verdict.note)
     return agent

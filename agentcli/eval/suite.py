@@ -1,4 +1,4 @@
-"""Run many tasks on a pool of worker threads, each driving its own child processes.
+"""Run many rollouts on a pool of worker threads, each driving its own child processes.
 
 Threads are enough: the work happens in child processes (agent runs, tests) and their sandboxes.
 On Ctrl-C or SIGTERM the eval stops every child (they unwind and close their sandboxes), drops
@@ -16,8 +16,8 @@ from pathlib import Path
 from agentcli.eval.agents import AgentRun, Runner
 from agentcli.eval.procs import Children, Stopping
 from agentcli.eval.results import TaskResult
+from agentcli.eval.rollouts import Rollout
 from agentcli.eval.runner import run_task
-from agentcli.eval.tasks import Task
 from agentcli.session.solve import Terminated, signals_interrupt
 
 
@@ -29,21 +29,21 @@ class SuiteRun:
 
 
 def run_suite(
-    tasks: list[Task],
+    rollouts: list[Rollout],
     runner: Runner,
     trajectories: Path,
     *,
     workers: int = 1,
     on_result: Callable[[TaskResult], None] = lambda result: None,
 ) -> SuiteRun:
-    """Run `tasks`; `on_result` is called in the calling thread as each one finishes."""
+    """Run `rollouts`; `on_result` is called in the calling thread as each one finishes."""
     run = SuiteRun()
     children = Children()
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="eval")
-    pending: dict[Future, Task] = {}
+    pending: dict[Future, Rollout] = {}
     try:
         with signals_interrupt(signal.SIGTERM, signal.SIGHUP):
-            pending = {pool.submit(run_task, t, runner, children, trajectories): t for t in tasks}
+            pending = {pool.submit(run_task, r, runner, children, trajectories): r for r in rollouts}
             while pending:
                 # A timeout keeps the main thread responsive to signals while it waits.
                 done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -67,7 +67,7 @@ def run_suite(
     return run
 
 
-def _stop(pool: ThreadPoolExecutor, children: Children, pending: dict[Future, Task]) -> None:
+def _stop(pool: ThreadPoolExecutor, children: Children, pending: dict[Future, Rollout]) -> None:
     """Stop every child, even if another Ctrl-C arrives meanwhile, then let the workers return."""
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     previous_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)

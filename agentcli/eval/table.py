@@ -12,7 +12,7 @@ def progress_line(done: int, total: int, r: TaskResult) -> str:
     tests = f"{r.tests_passed}/{r.tests_total} tests" if r.tests_total else "no tests"
     extra = f" ({r.reason})" if r.status == "error" else ""
     steps = f"{r.steps} steps, {r.tokens} tokens, " if r.steps else ""
-    return f"[{done}/{total}] {r.task}: {r.status}{extra}, reward {r.reward:g}, {tests}, {steps}{r.wall_seconds:.1f} s"
+    return f"[{done}/{total}] {r.label}: {r.status}{extra}, reward {r.reward:g}, {tests}, {steps}{r.wall_seconds:.1f} s"
 
 
 def results_table(results: list[TaskResult], title: str = "") -> Table:
@@ -28,10 +28,10 @@ def results_table(results: list[TaskResult], title: str = "") -> Table:
         ("reason", "left"),
     ):
         table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", min_width=len(name))
-    for r in sorted(results, key=lambda r: r.task):
+    for r in sorted(results, key=lambda r: r.key):
         style = "green" if r.reward else ("red" if r.status == "error" else None)
         table.add_row(
-            r.task,
+            r.label,
             f"{r.reward:g}",
             f"{r.tests_passed}/{r.tests_total}",
             str(r.steps),
@@ -46,9 +46,13 @@ def results_table(results: list[TaskResult], title: str = "") -> Table:
 
 def summary_line(results: list[TaskResult]) -> str:
     s = summarize(results)
-    line = (
-        f"solved {s['solved']}/{s['tasks']} ({100 * s['solve_rate']:.0f}%), mean test share {s['mean_test_share']:.2f}"
-    )
+    if s["rollouts"] > s["tasks"]:  # groups of rollouts: pass@k over the tasks
+        ks = ", ".join(f"pass@{k} {v:.2f}" for k, v in s["pass_at_k"].items())
+        line = f"passed {s['solved']}/{s['rollouts']} rollouts of {s['tasks']} tasks ({ks})"
+        line += f", mean reward {s['mean_reward']:.2f}"
+    else:
+        line = f"solved {s['solved']}/{s['tasks']} ({100 * s['solve_rate']:.0f}%)"
+    line += f", mean test share {s['mean_test_share']:.2f}"
     if s["errors"]:
         line += f", {s['errors']} errors"
     if s["solved"]:

@@ -50,7 +50,11 @@ def load_task(folder: Path) -> Task:
     problems: list[str] = []
     if is_harbor_task(folder):
         task.harbor, problems = read_spec(folder)
-        problems += _read_instruction(task)
+        if task.harbor.layout == "harbor":
+            problems += _read_instruction(task)
+        else:  # the older Terminal-Bench layout keeps it in task.yaml
+            task.instruction = task.harbor.instruction
+        task.difficulty, task.category = task.harbor.difficulty, task.harbor.category
         task.problem = "; ".join(problems)
         return task
     problems += _read_instruction(task)

@@ -60,6 +60,20 @@ class TokenStreamed(Event):
 
 
 @dataclass
+class ModelPrompt(Event):
+    """The messages of one model call, as a change to the previous call's: its first `keep` messages
+    stay, `messages` follow. So the journal holds every prompt the model saw (`session/replay.py`
+    rebuilds them) while each step adds only what is new."""
+
+    type: ClassVar[str] = "model_prompt"
+    step: int
+    keep: int
+    messages: list[dict[str, Any]]
+    prefix: str = ""  # the start agentcli began the reply with, for a backend that continues it
+    temperature: float | None = None
+
+
+@dataclass
 class ModelReplied(Event):
     type: ClassVar[str] = "model_replied"
     step: int

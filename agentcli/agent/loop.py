@@ -60,6 +60,7 @@ from agentcli.events import (
     CommandStarted,
     EventBus,
     FormatError,
+    ModelPrompt,
     ModelReplied,
     ModelStarted,
     ModelTokens,
@@ -68,7 +69,7 @@ from agentcli.events import (
     PlanUpdated,
     TokenStreamed,
 )
-from agentcli.models.base import ContextLengthExceeded, Model, ModelGaveUp, Reply
+from agentcli.models.base import ContextLengthExceeded, Message, Model, ModelGaveUp, Reply
 from agentcli.sandbox.base import Observation, Sandbox
 
 # Times a prompt the provider rejected as too long is compacted harder and sent again.
@@ -237,6 +238,7 @@ class Agent:
         self._shown_definition: tuple[str, int] | None = None
         # How the next reply begins, written for the model (see agent.begun); "" for none.
         self._reply_start = ""
+        self._prompt_sent: list[Message] = []  # the last prompt journaled, which the next one is told against
         # The file whose one definition the reply was begun with: the block is that definition's change.
         self._begun_definition_in: str | None = None
         self._reply_definition: str | None = None  # the same, for the reply begun next
@@ -443,8 +445,10 @@ class Agent:
         """Call the model; a context-length error makes the context compact harder, then retry."""
         for attempt in range(CONTEXT_RETRIES + 1):
             try:
+                prompt = self.context.prompt()
+                self._journal_prompt(prompt, temperature)
                 return self.model.complete(
-                    self.context.prompt(),
+                    prompt,
                     max_tokens=self.limits.reply_tokens,
                     on_token=self._stream_watcher(),
                     temperature=self.temperature if temperature is None else temperature,
@@ -454,6 +458,24 @@ class Agent:
                 if attempt == CONTEXT_RETRIES or not self.context.shrink(str(e)):
                     raise _Stop("failed", f"the prompt does not fit the model's context window: {e}") from None
         raise AssertionError("unreachable")
+
+    def _journal_prompt(self, prompt: list[Message], temperature: float | None) -> None:
+        """The prompt as an event: what changed since the last one sent."""
+        keep = 0
+        for sent, message in zip(self._prompt_sent, prompt, strict=False):
+            if sent != message:
+                break
+            keep += 1
+        self.events.emit(
+            ModelPrompt(
+                step=self.outcome.steps + 1,
+                keep=keep,
+                messages=[dict(m) for m in prompt[keep:]],
+                prefix=self._reply_start,
+                temperature=self.temperature if temperature is None else temperature,
+            )
+        )
+        self._prompt_sent = [dict(m) for m in prompt]
 
     def _stream_watcher(self) -> Callable[[str], bool]:
         """Relays streamed pieces as events, and asks the model to stop once the reply holds its action

@@ -70,6 +70,7 @@ def test_samples_make_groups_with_their_own_seeds_records_and_resume(tmp_path: P
         record = Path(t["trajectory"])
         assert record == tmp_path / "oracle-trajectories" / t["task"] / f"sample-{t['sample']}"
         assert (record / "result.json").is_file() and (record / "junit.xml").is_file()
+        assert (t["agent_exit_code"], t["test_exit_code"]) == (0, 0)  # what the sandbox saw, for reward shaping
 
     # A fourth sample per task: only the new rollouts run.
     more = list(args)

@@ -122,5 +122,6 @@ def test_older_layout_tasks_run_and_are_scored_by_their_pytest_summary(tmp_path:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         task = results(out)["mean-of-numbers"]
         assert (task["reward"], task["tests_passed"], task["tests_total"]) == (reward, passed, 2), task
+        assert (task["test_exit_code"] == 0) == (reward == 1)
     assert "PASSED" in (tmp_path / "oracle-trajectories" / "mean-of-numbers" / "verifier.log").read_text()
     assert harbor_containers() == []

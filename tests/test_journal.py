@@ -29,3 +29,16 @@ def test_the_journal_is_outside_the_repository(tmp_path: Path):
     journal.close()
     assert not (tmp_path / "repo").exists() or not any((tmp_path / "repo").iterdir())
     assert journal.path.is_file() and not journal.path.is_relative_to(tmp_path / "repo")
+
+
+def test_a_journal_reopened_after_a_torn_line_starts_a_fresh_one(tmp_path: Path):
+    """`agentcli resume`-style appends after a kill: the torn line is lost, the next event is not."""
+    journal = Journal(tmp_path, "s3")
+    journal(Notice(message="before"))
+    journal.close()
+    with open(journal.path, "a") as f:
+        f.write('{"type": "notice", "mess')
+    again = Journal(tmp_path, "s3")
+    again(Notice(message="after"))
+    again.close()
+    assert [e.get("message") for e in read_events(again.path)] == ["before", "after"]

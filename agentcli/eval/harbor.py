@@ -194,6 +194,7 @@ class Verdict:
     note: str = ""
     passed: int = 0  # tests, where the verifier lists them
     total: int = 0
+    exit_code: int | None = None  # the verifier's; None when it ran past its time
 
 
 def verify(task, spec: HarborSpec, image: str, workdir: str, ws: Workspace, children: Children, out_dir: Path):
@@ -228,11 +229,13 @@ def verify(task, spec: HarborSpec, image: str, workdir: str, ws: Workspace, chil
     if done.timed_out:
         return Verdict(0.0, seconds, f"{script} ran past {spec.verifier_timeout:g} s")
     if spec.layout != "harbor":
-        return pytest_verdict(out_dir / "verifier.log", done.returncode, seconds)
-    reward = read_reward(logs)
-    if reward is None:
-        return Verdict(0.0, seconds, f"the verifier wrote no reward (test.sh exited {done.returncode})")
-    return Verdict(reward, seconds)
+        verdict = pytest_verdict(out_dir / "verifier.log", done.returncode, seconds)
+    elif (reward := read_reward(logs)) is None:
+        verdict = Verdict(0.0, seconds, f"the verifier wrote no reward (test.sh exited {done.returncode})")
+    else:
+        verdict = Verdict(reward, seconds)
+    verdict.exit_code = done.returncode
+    return verdict
 
 
 _SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|XPASS|XFAIL|SKIPPED)\s+\S", re.MULTILINE)

@@ -28,6 +28,8 @@ class TaskResult:
     tests_total: int = 0
     test_share: float = 0.0
     agent_status: str = ""  # finished | failed | interrupted | error | timeout
+    agent_exit_code: int | None = None  # how the agent's process (or the oracle's solution) exited
+    test_exit_code: int | None = None  # how the tests (or the verifier) exited; None: they did not run
     reason: str = ""
     steps: int = 0
     tokens_in: int = 0

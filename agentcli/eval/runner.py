@@ -63,6 +63,7 @@ def run_task(
             (out_dir / "changes.patch").write_text(changes_patch(ws))
             result.reward, result.tests_passed, result.tests_total = tests.reward, tests.passed, tests.total
             result.test_share, result.test_seconds = tests.share, tests.seconds
+            result.test_exit_code = None if tests.timed_out else tests.returncode
             result.status = "passed" if tests.reward else "failed"
             _add_reason(result, tests.note)
     except Stopping:
@@ -93,7 +94,7 @@ def _run_harbor(task: Task, runner: Runner, children: Children, out_dir: Path, t
     if children.stopping.is_set():
         raise Stopping()
     (out_dir / "changes.patch").write_text(changes_patch(ws))
-    result.reward, result.test_seconds = verdict.reward, verdict.seconds
+    result.reward, result.test_seconds, result.test_exit_code = verdict.reward, verdict.seconds, verdict.exit_code
     result.tests_passed, result.tests_total = verdict.passed, verdict.total
     result.test_share = verdict.passed / verdict.total if verdict.total else verdict.reward
     result.status = "passed" if verdict.reward >= 1 else "failed"
@@ -109,7 +110,7 @@ def _add_reason(result: TaskResult, note: str) -> None:
 def _record_agent(result: TaskResult, agent: AgentRun) -> None:
     result.agent_status, result.reason = agent.status, agent.reason
     result.steps, result.tokens_in, result.tokens_out = agent.steps, agent.tokens_in, agent.tokens_out
-    result.cost, result.agent_seconds = agent.cost, agent.seconds
+    result.cost, result.agent_seconds, result.agent_exit_code = agent.cost, agent.seconds, agent.exit_code
 
 
 def _finish(result: TaskResult, out_dir: Path, started: float) -> TaskResult:

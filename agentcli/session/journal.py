@@ -37,6 +37,8 @@ class Journal:
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = self.dir / "events.jsonl"
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - open for the session
+        if self._file.tell() and not _ends_a_line(self.path):  # a line torn by a kill stays alone
+            self._file.write("\n")
 
     @property
     def commands_dir(self) -> Path:
@@ -52,6 +54,12 @@ class Journal:
 
     def close(self) -> None:
         self._file.close()
+
+
+def _ends_a_line(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def read_events(path: Path) -> list[dict]:

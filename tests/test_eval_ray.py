@@ -156,12 +156,24 @@ def test_retries_have_a_limit(cluster: str, tmp_path: Path):
 
 @pytest.mark.docker
 @pytest.mark.skipif(not docker_ready(), reason="no Docker engine answers here")
-def test_harbor_tasks_run_on_nodes_with_docker(cluster: str, tmp_path: Path):
-    out = tmp_path / "harbor.json"
-    proc = agentcli("eval", str(HARBOR), "--oracle", "--ray", cluster, "--out", str(out), cwd=tmp_path, timeout=600)
+def test_a_mixed_suite_runs_in_groups_on_nodes_with_docker(cluster: str, tmp_path: Path):
+    """agentcli's own layout, Harbor's and the older Terminal-Bench one side by side, two samples each."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copytree(SUITE / "fix-off-by-one", suite / "fix-off-by-one")
+    shutil.copytree(HARBOR / "greeting-punctuation", suite / "greeting-punctuation")
+    shutil.copytree(HARBOR.parent / "terminal-bench" / "mean-of-numbers", suite / "mean-of-numbers")
+    out = tmp_path / "mixed.json"
+    proc = agentcli(
+        "eval", str(suite), "--oracle", "--samples", "2", "--ray", cluster, "--out", str(out), cwd=tmp_path,
+        timeout=600,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(out.read_text())
-    assert {t["task"]: t["reward"] for t in data["tasks"]} == {"greeting-punctuation": 1, "sum-amounts": 1}
+    assert {(t["task"], t["sample"], t["reward"]) for t in data["tasks"]} == {
+        (task, i, 1) for task in ("fix-off-by-one", "greeting-punctuation", "mean-of-numbers") for i in range(2)
+    }
+    assert data["summary"]["pass_at_k"] == {"1": 1.0, "2": 1.0}
 
 
 def test_an_unreachable_cluster_is_one_line_and_exit_3(tmp_path: Path):

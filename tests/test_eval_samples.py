@@ -49,6 +49,10 @@ def test_groups_gather_each_tasks_rollouts():
     assert b["advantages"] == [1.0, -1.0] and b["mean_reward"] == 0.5
     assert b["pass_at_k"] == {"1": 0.5, "2": 1.0}
     assert mean_pass_at_k(groups) == {"1": 0.75, "2": 1.0}
+    # A rollout that never ran (its worker lost) is no sample of the policy: left out of the figures.
+    records.append({"task": "b", "sample": 2, "seed": 9, "reward": 0, "status": "error"})
+    b = group(records)[1]
+    assert b["advantages"] == [1.0, -1.0, None] and b["errors"] == 1 and b["pass_at_k"] == {"1": 0.5, "2": 1.0}
 
 
 def test_samples_make_groups_with_their_own_seeds_records_and_resume(tmp_path: Path):
@@ -139,3 +143,49 @@ def test_an_eval_killed_outright_leaves_no_agent_running(tmp_path: Path):
     while any(Path(f"/proc/{pid}").exists() for pid in running):
         assert time.monotonic() < deadline, f"agents {running} outlived their eval"
         time.sleep(0.3)
+
+
+def test_a_child_is_stopped_when_the_wait_for_it_is_interrupted(tmp_path: Path):
+    """A cancelled Ray rollout interrupts its worker while it waits on the agent: the agent goes too."""
+    from agentcli.eval.procs import Children
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.alarm(2)
+    children = Children()
+    pidfile = tmp_path / "pid"
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            children.run(
+                ["bash", "-c", f"echo $$ > {pidfile}; exec sleep 60"],
+                cwd=tmp_path, env=dict(os.environ), timeout=None, stdout=tmp_path / "out",
+            )  # fmt: skip
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    pid = int(pidfile.read_text())
+    assert not Path(f"/proc/{pid}").exists()
+
+
+def test_the_older_layout_is_scored_by_pytests_summary_only(tmp_path: Path):
+    from agentcli.eval.harbor import pytest_verdict
+
+    log = tmp_path / "verifier.log"
+    log.write_text(
+        "PASSED printed by the program under test\n"
+        "---- Captured log call ----\nERROR    root:stats.py:3 a message the code logged\n"
+        "=========================== short test summary info ============================\n"
+        "PASSED tests/test_outputs.py::test_one\nPASSED tests/test_outputs.py::test_two\n"
+        "============================== 2 passed in 0.02s ===============================\n"
+    )
+    verdict = pytest_verdict(log, 0, 1.0)
+    assert (verdict.reward, verdict.passed, verdict.total) == (1.0, 2, 2)
+    log.write_text(
+        log.read_text().replace("PASSED tests/test_outputs.py::test_two", "FAILED tests/test_outputs.py::test_two - x")
+    )
+    verdict = pytest_verdict(log, 1, 1.0)
+    assert (verdict.reward, verdict.passed, verdict.total) == (0.0, 1, 2)
+    log.write_text("PASSED but pytest never got to its summary\n")
+    assert pytest_verdict(log, 2, 1.0).reward == 0.0

@@ -35,7 +35,9 @@ def eval_command(
         None, "--stream", help="Append each finished task to FILE as one JSON line (a learner can tail it)."
     ),
     samples: int = typer.Option(1, "--samples", "-n", help="Rollouts per task, each with its own seed: a group."),
-    seed: int = typer.Option(0, "--seed", help="The first rollout's sampling seed; sample i gets SEED+i."),
+    seed: int = typer.Option(
+        None, "--seed", help="The first rollout's sampling seed (default 1 for groups); sample i gets SEED+i."
+    ),
     temperature: float = typer.Option(
         None, "--temperature", help="The agent's sampling temperature (default: as configured)."
     ),
@@ -94,6 +96,7 @@ def eval_command(
     stamp = time.strftime("%Y%m%d-%H%M%S")
     traj_root = (trajectories or _default_trajectories(out, stamp)).resolve()
     results_path = out or traj_root / "results.json"
+    everything = rollouts.plan(selected, samples, seed)
     info = res.RunInfo(
         agent=kind,
         model=config.model,
@@ -103,21 +106,21 @@ def eval_command(
         max_steps=max_steps,
         workers=workers,
         samples=samples,
-        seed=seed,
+        seed=everything[0].seed if everything else seed,
         temperature=sampling,
         trajectories=str(traj_root),
     )
-    everything = rollouts.plan(selected, samples, seed)
     unit = "rollouts" if samples > 1 else "tasks"
     wanted = {r.key for r in everything}
     done = res.load_done(results_path, info) if resume else []
     kept = [r for r in done if r.key in wanted]
-    todo = [r for r in everything if r.key not in {r.key for r in kept}]
+    kept_keys = {r.key for r in kept}
+    todo = [r for r in everything if r.key not in kept_keys]
 
     what = f"agent {kind}" + (f", model {config.model}, sandbox {config.sandbox}" if kind == "agentcli" else "")
     console.print(
         f"eval: {len(selected)} tasks from {suite}"
-        + (f", {samples} samples each (seeds from {seed})" if samples > 1 else "")
+        + (f", {samples} samples each (seeds from {everything[0].seed})" if samples > 1 and everything else "")
         + f", {what}, timeout {timeout:g} s, "
         + (f"on Ray ({ray})" if ray else f"{workers} worker{'s' * (workers > 1)}")
         + f"; records in {traj_root}"

@@ -39,8 +39,10 @@ def ks_for(n: int) -> list[int]:
 
 
 def group(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per task: its rollouts' samples, seeds and rewards, their mean and std, each one's
-    advantage, and pass@k. `records` are result dicts (task, sample, seed, reward, status)."""
+    """One entry per task: its rollouts' samples, seeds, statuses and rewards; over those that ran
+    (not `error`: a worker lost, an image that did not build), the mean and std reward, each one's
+    advantage (None for an error) and pass@k. `records` are result dicts (task, sample, seed,
+    reward, status)."""
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         by_task[record["task"]].append(record)
@@ -48,18 +50,22 @@ def group(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for task in sorted(by_task):
         members = sorted(by_task[task], key=lambda r: r.get("sample") or 0)
         rewards = [float(r["reward"]) for r in members]
-        passed = sum(1 for r in rewards if r >= 1)
+        ran = [float(r["reward"]) for r in members if r.get("status") != "error"]
+        scored = iter(advantages(ran))
+        passed = sum(1 for r in ran if r >= 1)
+        pass_at = {str(k): round(pass_at_k(len(ran), passed, k), 6) for k in ks_for(len(ran))} if ran else {}
         groups.append(
             {
                 "task": task,
                 "samples": [r.get("sample") for r in members],
                 "seeds": [r.get("seed") for r in members],
+                "statuses": [r.get("status") for r in members],
                 "rewards": rewards,
-                "mean_reward": round(statistics.fmean(rewards), 6),
-                "std_reward": round(statistics.pstdev(rewards), 6),
-                "advantages": advantages(rewards),
-                "errors": sum(1 for r in members if r.get("status") == "error"),
-                "pass_at_k": {str(k): round(pass_at_k(len(rewards), passed, k), 6) for k in ks_for(len(rewards))},
+                "mean_reward": round(statistics.fmean(ran), 6) if ran else 0.0,
+                "std_reward": round(statistics.pstdev(ran), 6) if ran else 0.0,
+                "advantages": [None if r.get("status") == "error" else next(scored) for r in members],
+                "errors": len(members) - len(ran),
+                "pass_at_k": pass_at,
             }
         )
     return groups
@@ -67,6 +73,7 @@ def group(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def mean_pass_at_k(groups: list[dict[str, Any]]) -> dict[str, float]:
     """pass@k averaged over the tasks, for every k all groups have."""
+    groups = [g for g in groups if g["pass_at_k"]]
     if not groups:
         return {}
     common = set.intersection(*(set(g["pass_at_k"]) for g in groups))

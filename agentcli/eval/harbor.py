@@ -206,14 +206,16 @@ def verify(task, spec: HarborSpec, image: str, workdir: str, ws: Workspace, chil
     script = "test.sh" if spec.layout == "harbor" else "run-tests.sh"
     tests = task.dir / "tests"
     if spec.layout != "harbor":  # tests/ and run-tests.sh together, as Terminal-Bench copied them
-        tests = out_dir / "verifier-tests"
+        tests = ws.root / "verifier-tests"  # beside the work dir, removed with it
         shutil.rmtree(tests, ignore_errors=True)
         if (task.dir / "tests").is_dir():
             shutil.copytree(task.dir / "tests", tests, symlinks=True)
         tests.mkdir(exist_ok=True)
+        (tests / script).unlink(missing_ok=True)  # a link of that name is replaced, never written through
         shutil.copyfile(task.dir / "run-tests.sh", tests / script)
-        for path in (tests, *tests.rglob("*")):
-            path.chmod(path.stat().st_mode | 0o755 if path.is_dir() else path.stat().st_mode | 0o644)
+        for path in (tests, *tests.rglob("*")):  # readable by the container's user; links left alone
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | (0o755 if path.is_dir() else 0o644))
     done = container_run(
         children,
         image,
@@ -239,14 +241,17 @@ def verify(task, spec: HarborSpec, image: str, workdir: str, ws: Workspace, chil
 
 
 _SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|XPASS|XFAIL|SKIPPED)\s+\S", re.MULTILINE)
+_SUMMARY_HEADER = re.compile(r"^=+ short test summary info =+$", re.MULTILINE)
 
 
 def pytest_verdict(log: Path, returncode: int, seconds: float) -> Verdict:
-    """The older layout's score, as Terminal-Bench's pytest parser gave it: 1 when every test in
-    pytest's `-rA` summary passed (failures and errors count against); without a summary, the exit
-    status decides."""
+    """The older layout's score, as Terminal-Bench's pytest parser gave it: 1 when every test in the
+    last `short test summary info` of pytest's `-rA` passed (failures and errors count against);
+    without such a summary, the exit status decides."""
     text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
-    outcomes = _SUMMARY.findall(text)
+    headers = list(_SUMMARY_HEADER.finditer(text))
+    # Only pytest's own summary counts: captured logs above it (`ERROR    root:...`) are not outcomes.
+    outcomes = _SUMMARY.findall(text[headers[-1].end() :]) if headers else []
     passed = sum(1 for o in outcomes if o in ("PASSED", "XFAIL"))
     failed = sum(1 for o in outcomes if o in ("FAILED", "ERROR", "XPASS"))
     if passed + failed == 0:

@@ -3,6 +3,8 @@
 The eval starts its children through this on Linux, so a child whose eval (or Ray worker) is killed
 outright does not run on unsupervised: an agentcli run then unwinds and closes its sandbox, a test
 run stops. The signal is armed before the exec and survives it; if PID is already gone, nothing runs.
+Linux sends it when the *thread* that started the child ends, so children are started from threads
+that outlive them (the eval's worker threads, a Ray worker's main thread).
 """
 
 from __future__ import annotations

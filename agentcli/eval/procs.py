@@ -75,6 +75,9 @@ class Children:
             except subprocess.TimeoutExpired:
                 timed_out = True
                 stop_group(proc)
+            except BaseException:  # interrupted while waiting (a cancelled Ray rollout): the child goes too
+                stop_group(proc)
+                raise
             finally:
                 with self._lock:
                     self._live.discard(proc)

@@ -58,7 +58,8 @@ def run_on_ray(
     try:
         needs = _resources(ray, rollouts, kind, config)
         remote = ray.remote(_rollout).options(max_retries=0, **needs)
-        blobs = {r.task.id: ray.put(pack(r.task.dir)) for r in rollouts}
+        tasks = {r.task.id: r.task for r in rollouts}
+        blobs = {task_id: ray.put(pack(task.dir)) for task_id, task in tasks.items()}  # once per task
         config_fields = dataclasses.asdict(config)
         attempts: dict[tuple[str, int], int] = {}
 
@@ -94,7 +95,11 @@ def run_on_ray(
                             pending.clear()
         except (KeyboardInterrupt, Terminated):
             run.interrupted = True
-            _cancel(ray, pending)
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C waits for the cancel
+            try:
+                _cancel(ray, pending)
+            finally:
+                signal.signal(signal.SIGINT, previous)
     finally:
         with contextlib.suppress(Exception):
             ray.shutdown()
@@ -121,7 +126,7 @@ def _connect(ray, address: str) -> None:
             _check_reachable(address)
             ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:
-        raise ComponentUnavailable(f"cannot reach a Ray cluster at {address}: {_first_line(e)}") from None
+        raise ComponentUnavailable(f"cannot reach a Ray cluster at {address}: {_gist(e)}") from None
 
 
 def _check_reachable(address: str, timeout: float = 10.0) -> None:
@@ -165,13 +170,16 @@ def _collect(ray, ref, rollout: Rollout, attempt: int, retries: int, trajectorie
     except died as e:
         if attempt <= retries:
             return None, ""
-        return _error(rollout, attempt, f"its Ray worker died {attempt} times: {_first_line(e)}"), ""
-    except (rx.RayTaskError, rx.TaskCancelledError) as e:
-        return _error(rollout, attempt, f"harness on the Ray worker: {_first_line(e)}"), ""
+        return _error(rollout, attempt, f"its Ray worker died {attempt} times: {_gist(e)}"), ""
+    except rx.RayError as e:  # our code raised on the worker, the task was cancelled, Ray itself failed
+        return _error(rollout, attempt, f"on the Ray cluster: {_gist(e)}"), ""
     result = TaskResult.from_dict(data)
     out_dir = trajectories / rollout.record_path
     shutil.rmtree(out_dir, ignore_errors=True)
-    unpack(records, out_dir)
+    try:
+        unpack(records, out_dir)
+    except (OSError, tarfile.TarError) as e:
+        result.reason = f"its records could not be unpacked: {e}; {result.reason}"
     result.trajectory, result.attempts = str(out_dir), attempt
     if attempt > 1:
         note = f"run {attempt} times: its Ray worker died"
@@ -203,7 +211,8 @@ def _cancel(ray, pending: dict) -> None:
             ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_GRACE_S)
 
 
-def _first_line(error: BaseException) -> str:
+def _gist(error: BaseException) -> str:
+    """The line of an error that says what happened (Ray's end with it, after the worker's traceback)."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     return (lines[-1] if lines else type(error).__name__)[:300]
 
@@ -229,7 +238,7 @@ def _rollout(
 
     root = Path(tempfile.gettempdir()) / SCRATCH / eval_id
     sweep(root)
-    scratch = root / f"{task_id}-{sample or 0}-{attempt}-{os.getpid()}"
+    scratch = root / f"{task_id}-{sample or 0}-{attempt}-{socket.gethostname()}-{os.getpid()}"
     children = Children()
     try:
         scratch.mkdir(parents=True)
@@ -247,11 +256,13 @@ def _rollout(
 
 
 def sweep(root: Path) -> None:
-    """Remove the scratch folders of this eval's rollouts whose worker died (named after its pid)."""
+    """Remove the scratch folders of this eval's rollouts whose worker on this host died (each is named
+    after its host and pid: nodes may share a temporary folder)."""
+    host = socket.gethostname()
     with contextlib.suppress(OSError):
         for folder in root.iterdir():
-            pid = folder.name.rsplit("-", 1)[-1]
-            if pid.isdigit() and not _alive(int(pid)):
+            rest, _, pid = folder.name.rpartition("-")
+            if rest.endswith(f"-{host}") and pid.isdigit() and not _alive(int(pid)):
                 shutil.rmtree(folder, ignore_errors=True)
 
 

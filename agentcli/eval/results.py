@@ -45,7 +45,7 @@ class TaskResult:
 
     @property
     def key(self) -> tuple[str, int]:
-        return (self.task, self.sample or 0)
+        return (self.task, -1 if self.sample is None else self.sample)
 
     @property
     def label(self) -> str:
@@ -76,18 +76,18 @@ class RunInfo:
     max_steps: int | None = None
     workers: int = 1
     samples: int = 1
-    seed: int = 0
+    seed: int | None = None  # the first rollout's; None: the configured one
     temperature: float | None = None
     trajectories: str = ""
     started: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
 
-def summarize(results: list[TaskResult]) -> dict[str, Any]:
+def summarize(results: list[TaskResult], groups: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Figures over the rollouts (one per task unless --samples): `solve_rate` is pass@1; `pass_at_k`
     the mean over tasks of each k the groups allow."""
     solved = [r for r in results if r.reward == 1]
     n = len(results)
-    groups = group_results(results)
+    groups = group_results(results) if groups is None else groups
 
     def mean(values: list[float]) -> float:
         return round(sum(values) / len(values), 3) if values else 0.0
@@ -115,14 +115,15 @@ def group_results(results: list[TaskResult]) -> list[dict[str, Any]]:
 
 def document(info: RunInfo, results: list[TaskResult], *, interrupted: bool = False) -> dict[str, Any]:
     ordered = sorted(results, key=lambda r: r.key)
+    groups = group_results(ordered)
     return {
         "schema_version": SCHEMA_VERSION,
         **dataclasses.asdict(info),
         "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "complete": not interrupted,
-        "summary": summarize(ordered),
+        "summary": summarize(ordered, groups),
         "tasks": [r.to_dict() for r in ordered],
-        "groups": group_results(ordered),
+        "groups": groups,
     }
 
 
@@ -143,11 +144,13 @@ def load_done(path: Path, info: RunInfo) -> list[TaskResult]:
         tasks = [TaskResult.from_dict(t) for t in data.get("tasks", [])]
     except (OSError, json.JSONDecodeError, TypeError, AttributeError) as e:
         raise UsageError(f"cannot resume from {path}: not an eval results file ({e})") from None
-    for key in ("agent", "model", "seed"):
+    for key in ("agent", "model", "seed", "temperature"):
         if str(data.get(key, getattr(RunInfo(agent=""), key))) != str(getattr(info, key)):
             raise UsageError(
                 f"cannot resume from {path}: it holds a run with {key} {data.get(key)!r}, not {getattr(info, key)!r}"
             )
+    if (int(data.get("samples", 1)) > 1) != (info.samples > 1):
+        raise UsageError(f"cannot resume from {path}: one run has groups of rollouts (--samples), the other not")
     return [t for t in tasks if t.status in SCORED]
 
 

@@ -1,6 +1,7 @@
 """Rollouts: one run of the agent on one task. `--samples N` makes N of them per task, a group.
 
-Each rollout of a group has its own seed (the eval's `--seed` plus its index), its own sandbox and
+Each rollout of a group has its own seed (the eval's `--seed`, by default 1, plus its index: never
+0, which is "no seed" to a hosted model), its own sandbox and
 work dir, and its own record folder (`<task>/sample-<i>/`); with one sample per task the records
 stay in `<task>/` and results carry no sample number.
 """
@@ -20,7 +21,8 @@ class Rollout:
 
     @property
     def key(self) -> tuple[str, int]:
-        return (self.task.id, self.sample or 0)
+        """As `TaskResult.key`: the task and the sample (-1 for the one rollout of an ungrouped eval)."""
+        return (self.task.id, -1 if self.sample is None else self.sample)
 
     @property
     def record_path(self) -> str:
@@ -32,8 +34,13 @@ class Rollout:
         return self.task.id if self.sample is None else f"{self.task.id}#{self.sample}"
 
 
-def plan(tasks: list[Task], samples: int = 1, base_seed: int = 0) -> list[Rollout]:
-    """Every rollout of the eval, a task's samples next to each other."""
+DEFAULT_GROUP_SEED = 1
+
+
+def plan(tasks: list[Task], samples: int = 1, base_seed: int | None = None) -> list[Rollout]:
+    """Every rollout of the eval, a task's samples next to each other; one sample per task runs with
+    `base_seed` where one is given, else with the configured seed."""
     if samples <= 1:
-        return [Rollout(task, seed=base_seed or None) for task in tasks]
-    return [Rollout(task, i, base_seed + i) for task in tasks for i in range(samples)]
+        return [Rollout(task, seed=base_seed) for task in tasks]
+    base = DEFAULT_GROUP_SEED if base_seed is None else base_seed
+    return [Rollout(task, i, base + i) for task in tasks for i in range(samples)]

@@ -1,4 +1,5 @@
-"""`--json`: one JSON object per event on stdout; the last line is the result."""
+"""`--json`: one JSON object per event on stdout; the last line is the result. Streamed tokens and
+the prompts the model was sent are left out: the reply and the journal hold them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import sys
 from typing import TextIO
 
-from agentcli.events import Event, TokenStreamed
+from agentcli.events import Event, ModelPrompt, TokenStreamed
 
 
 class JsonLinesRenderer:
@@ -14,7 +15,7 @@ class JsonLinesRenderer:
         self.stream = stream or sys.stdout
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, TokenStreamed):
+        if isinstance(event, TokenStreamed | ModelPrompt):
             return
         self.stream.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
         self.stream.flush()

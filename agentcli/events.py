@@ -71,6 +71,7 @@ class ModelPrompt(Event):
     messages: list[dict[str, Any]]
     prefix: str = ""  # the start agentcli began the reply with, for a backend that continues it
     temperature: float | None = None
+    progress: dict[str, Any] = field(default_factory=dict)  # the agent's counters then, for a resume
 
 
 @dataclass
@@ -179,6 +180,29 @@ class ContextCompacted(Event):
     tokens_before: int
     tokens_after: int
     fallback: bool
+    state: dict[str, Any] = field(default_factory=dict)  # the window after it (`ContextWindow.state`), for resume
+
+
+@dataclass
+class StepStarted(Event):
+    """Where a step began, to resume from: the work tree's snapshot (a git tree; "" without git) and,
+    where a command changed it since, the shell's state (its directory, variables, functions)."""
+
+    type: ClassVar[str] = "step_started"
+    step: int
+    tree: str = ""
+    shell_state: str | None = None  # None: as at the step before
+
+
+@dataclass
+class RunResumed(Event):
+    """`agentcli resume` went on with this session from the start of `step`."""
+
+    type: ClassVar[str] = "run_resumed"
+    session_id: str
+    step: int
+    model: str
+    sandbox: str
 
 
 @dataclass

@@ -190,6 +190,23 @@ class _Stop(Exception):
         self.status, self.reason, self.summary = status, reason, summary
 
 
+@dataclass
+class Resumed:
+    """Where a resumed run goes on: the step, its prompt as sent, and what the run had done before it."""
+
+    step: int
+    prompt: list[Message]
+    prefix: str = ""
+    context_state: dict | None = None  # the window's last journaled state; None before any compaction
+    plan: list[str] = field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    replies: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    progress: dict = field(default_factory=dict)  # the agent's counters as the step began (ModelPrompt.progress)
+
+
 class Agent:
     """Drives one model and one sandbox through a task, emitting events as it goes."""
 
@@ -308,6 +325,21 @@ class Agent:
         notes = [note for note in (focus[2] if focus else None, advice, fix) if note]
         return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
 
+    def resume(self, task: str, at: Resumed) -> Outcome:
+        """Go on with a run from the start of step `at.step`: the context as it sent that step's prompt,
+        the counters as they were (the limits are the caller's, less what was spent)."""
+        self._task = task
+        self.context.restore(at.prompt, at.context_state, at.plan)
+        self.outcome.steps = at.step - 1
+        self.outcome.tokens_in, self.outcome.tokens_out, self.outcome.cost = at.tokens_in, at.tokens_out, at.cost
+        self.outcome.plan = list(at.plan)
+        self.commands_ran = list(at.commands)
+        self._commands_since_plan = int(at.progress.get("commands_since_plan", 0))
+        self._echoes_in_a_row = int(at.progress.get("echoes_in_a_row", 0))
+        self._earlier_replies = {_normalised(text) for text in at.replies}
+        self._reply_start = at.prefix
+        return self._drive(format_errors=int(at.progress.get("format_errors", 0)))
+
     def continue_with(self, task: str) -> Outcome:
         """A follow-up task in the same session: history and sandbox state are kept."""
         self._task = task
@@ -315,9 +347,9 @@ class Agent:
         self.context.add("user", render("task", task=task.strip(), context=""))
         return self._drive()
 
-    def _drive(self) -> Outcome:
+    def _drive(self, format_errors: int = 0) -> Outcome:
         self._started = time.monotonic()
-        self._format_errors = 0
+        self._format_errors = format_errors
         self._first_step = self.outcome.steps
         self._questioned = set()
         try:
@@ -473,6 +505,11 @@ class Agent:
                 messages=[dict(m) for m in prompt[keep:]],
                 prefix=self._reply_start,
                 temperature=self.temperature if temperature is None else temperature,
+                progress={
+                    "commands_since_plan": self._commands_since_plan,
+                    "format_errors": self._format_errors,
+                    "echoes_in_a_row": self._echoes_in_a_row,
+                },
             )
         )
         self._prompt_sent = [dict(m) for m in prompt]

@@ -262,6 +262,7 @@ def _register_commands() -> None:
     from agentcli.cli.map_cmd import map_command
     from agentcli.cli.models_cmd import models_app
     from agentcli.cli.repl_cmd import repl_command
+    from agentcli.cli.resume_cmd import resume_command
     from agentcli.cli.sandbox_cmd import sandbox_app
     from agentcli.cli.sessions_cmd import sessions_app, show_command
 
@@ -271,6 +272,7 @@ def _register_commands() -> None:
     app.command("map")(map_command)
     app.command("eval")(eval_command)
     app.command("export")(export_command)
+    app.command("resume")(resume_command)
     app.add_typer(models_app, name="models")
     app.add_typer(sandbox_app, name="sandbox")
 

@@ -40,6 +40,15 @@ class Digest:
     files: dict[str, None] = field(default_factory=dict)  # ordered set
     open_errors: dict[str, str] = field(default_factory=dict)  # command -> first error line
 
+    @classmethod
+    def from_dict(cls, data: dict) -> Digest:
+        """The digest `dataclasses.asdict` wrote (a journaled window state)."""
+        return cls(
+            steps=[Step(**step) for step in data.get("steps", [])],
+            files=dict.fromkeys(data.get("files", {})),
+            open_errors=dict(data.get("open_errors", {})),
+        )
+
     def add(self, messages: list[Message], first_step: int) -> int:
         """Record folded messages; returns the number of steps (assistant messages) among them."""
         number = first_step - 1

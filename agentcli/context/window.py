@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentcli.context.digest import Digest
 from agentcli.context.summary import (
@@ -205,6 +206,44 @@ class ContextWindow:
 
     # -- state ----------------------------------------------------------------------------------
 
+    def state(self) -> dict[str, Any]:
+        """What the window holds besides its recent messages, as JSON: journaled at each compaction so
+        `restore` can rebuild the window a resumed run goes on with."""
+        return {
+            "system": self.system["content"],
+            "task": self.task["content"],
+            "summary": self.summary,
+            "facts": self.facts,
+            "requests": self.requests,
+            "plan": self.plan,
+            "folded_steps": self.folded_steps,
+            "digest": asdict(self.digest),
+            "scale": self.scale,
+            "compactions": self.compactions,
+            "fallbacks": self.fallbacks,
+        }
+
+    def restore(self, prompt: list[Message], state: dict[str, Any] | None, plan: list[str]) -> None:
+        """Become the window that sent `prompt`: its pinned part from `state` (the last one journaled,
+        None before any compaction), its recent messages from the prompt. The next prompt then begins
+        exactly as `prompt` did."""
+        if len(prompt) < 2:
+            raise ValueError("a prompt holds at least the system prompt and the task")
+        if state is None:
+            self._reset(prompt[0]["content"], prompt[1]["content"])
+        else:
+            self._reset(state["system"], state["task"])
+            self.facts, self.requests = list(state["facts"]), list(state["requests"])
+            self.folded_steps = int(state["folded_steps"])
+            self.digest = Digest.from_dict(state["digest"])
+            self.scale = float(state["scale"])
+            self.compactions, self.fallbacks = int(state["compactions"]), int(state["fallbacks"])
+            self._set_summary(state["summary"])
+        self.plan = list(plan)
+        self.system = dict(prompt[0])  # as sent, should a later cut have changed them
+        self._task_message = dict(prompt[1])
+        self.recent = [dict(m) for m in prompt[2:]]
+
     def messages(self) -> list[Message]:
         return [self.system, self._task_message, *self.recent]
 
@@ -228,7 +267,13 @@ class ContextWindow:
         self._set_summary(self.summary)
         if self.tokens() < before:
             self.on_event(
-                ContextCompacted(folded_messages=0, tokens_before=before, tokens_after=self.tokens(), fallback=False)
+                ContextCompacted(
+                    folded_messages=0,
+                    tokens_before=before,
+                    tokens_after=self.tokens(),
+                    fallback=False,
+                    state=self.state(),
+                )
             )
 
     def _set_summary(self, block: str) -> None:
@@ -268,7 +313,13 @@ class ContextWindow:
         self.compactions += 1
         self.fallbacks += fallback
         self.on_event(
-            ContextCompacted(folded_messages=count, tokens_before=before, tokens_after=self.tokens(), fallback=fallback)
+            ContextCompacted(
+                folded_messages=count,
+                tokens_before=before,
+                tokens_after=self.tokens(),
+                fallback=fallback,
+                state=self.state(),
+            )
         )
 
     def _summary_block(self, facts: list[str], digest: str) -> str:
@@ -353,7 +404,13 @@ class ContextWindow:
             else:
                 self._fit_pinned()
             self.on_event(
-                ContextCompacted(folded_messages=0, tokens_before=before, tokens_after=self.tokens(), fallback=True)
+                ContextCompacted(
+                    folded_messages=0,
+                    tokens_before=before,
+                    tokens_after=self.tokens(),
+                    fallback=True,
+                    state=self.state(),
+                )
             )
 
     def _cut_to(self, text: str, tokens: int, what: str = "") -> str:

@@ -3,8 +3,8 @@
 The eval starts its children through this on Linux, so a child whose eval (or Ray worker) is killed
 outright does not run on unsupervised: an agentcli run then unwinds and closes its sandbox, a test
 run stops. The signal is armed before the exec and survives it; if PID is already gone, nothing runs.
-Linux sends it when the *thread* that started the child ends, so children are started from threads
-that outlive them (the eval's worker threads, a Ray worker's main thread).
+Linux sends it when the *thread* that started the child ends (see `agentcli.lifeline`), so children
+are started from threads that outlive them (the eval's worker threads, a Ray worker's main thread).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 
-PR_SET_PDEATHSIG = 1
+from agentcli.lifeline import set_parent_death_signal
 
 
 def main(argv: list[str]) -> int:
@@ -22,8 +22,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m agentcli.eval.lifeline PARENT_PID COMMAND [ARG...]", file=sys.stderr)
         return 2
     parent = int(argv[0])
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+    if not set_parent_death_signal(signal.SIGTERM):
         print(f"lifeline: prctl failed: {os.strerror(ctypes.get_errno())}", file=sys.stderr)
         return 1
     if os.getppid() != parent:  # the parent died before the signal was armed

@@ -29,6 +29,7 @@ class ScriptedModel:
         self.continues_replies = continues_replies
         self.calls: list[list[Message]] = []
         self.prefixes: list[str] = []  # the prefix of each call
+        self._used = 0  # replies an earlier process used (a resumed run)
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
@@ -48,6 +49,10 @@ class ScriptedModel:
             raise UsageError(f'{path}: must be a JSON list of reply strings, or {{"replies": [...]}}')
         return cls(replies, name=f"scripted:{path}", continues_replies=continues)
 
+    def skip(self, used: int) -> None:
+        """Go on after the first `used` replies, which an earlier run of this script used."""
+        self._used = used
+
     @property
     def context_window(self) -> int:
         return self._window
@@ -66,7 +71,7 @@ class ScriptedModel:
     ) -> Reply:
         self.calls.append(list(messages))
         self.prefixes.append(prefix)
-        index = len(self.calls) - 1
+        index = self._used + len(self.calls) - 1
         if index >= len(self.replies):
             raise ModelGaveUp("the scripted replies ran out")
         text = self.replies[index]

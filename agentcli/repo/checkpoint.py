@@ -364,24 +364,7 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
         root, f"undo-{checkpoint.name}-{uuid.uuid4().hex[:6]}", checkpoint.exclude, keep_ref=False
     )
     git("update-ref", f"{BEFORE_UNDO_REFS}/{checkpoint.name}", before.commit)
-    diff = git("diff-tree", "-r", "--no-renames", "--name-status", "-z", checkpoint.tree, before.tree)
-    fields = [f for f in diff.split("\0") if f]
-    added, restored = [], []
-    for status, path in zip(fields[0::2], fields[1::2], strict=False):
-        (added if status == "A" else restored).append(path)
-    for path in added:
-        untrusted.remove(root, path)
-        if "/" in path:
-            untrusted.remove_empty_folders(root, path.rsplit("/", 1)[0])
-    if restored:
-        with scratch_index(git) as env:
-            git("read-tree", checkpoint.tree, env=env)
-            for path in restored:
-                found = untrusted.lstat(root, path)
-                if found is not None and stat.S_ISDIR(found.st_mode):
-                    untrusted.remove(root, path)
-            for chunk in _chunks(restored, 500):
-                git("checkout-index", "-f", "--", *chunk, env=env)
+    added, restored = _make_tree(git, root, checkpoint.tree, before.tree)
     if checkpoint.ignored_tree:
         # Ignored files come back as they were (git's checkout replaces a link on the way, never follows it).
         with scratch_index(git) as env:
@@ -394,6 +377,37 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
     if checkpoint.index_tree:
         git("read-tree", checkpoint.index_tree)
     return added + restored
+
+
+def bring_tree(root: Path, tree: str, exclude: tuple[str, ...] = ()) -> list[str]:
+    """Make the working tree the snapshot `tree` (files only: the index, HEAD and ignored files stay);
+    return the paths touched."""
+    git = Git(root)
+    added, restored = _make_tree(git, root, tree, snapshot_tree(git, exclude))
+    return added + restored
+
+
+def _make_tree(git: Git, root: Path, target: str, current: str) -> tuple[list[str], list[str]]:
+    """Turn the working tree, whose snapshot is `current`, into `target`: (paths removed, paths written)."""
+    diff = git("diff-tree", "-r", "--no-renames", "--name-status", "-z", target, current)
+    fields = [f for f in diff.split("\0") if f]
+    added, restored = [], []
+    for status, path in zip(fields[0::2], fields[1::2], strict=False):
+        (added if status == "A" else restored).append(path)
+    for path in added:
+        untrusted.remove(root, path)
+        if "/" in path:
+            untrusted.remove_empty_folders(root, path.rsplit("/", 1)[0])
+    if restored:
+        with scratch_index(git) as env:
+            git("read-tree", target, env=env)
+            for path in restored:
+                found = untrusted.lstat(root, path)
+                if found is not None and stat.S_ISDIR(found.st_mode):
+                    untrusted.remove(root, path)
+            for chunk in _chunks(restored, 500):
+                git("checkout-index", "-f", "--", *chunk, env=env)
+    return added, restored
 
 
 def uncommitted_entries(root: Path) -> set[str]:

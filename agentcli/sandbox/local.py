@@ -13,12 +13,14 @@ import resource
 import secrets
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli import untrusted
+from agentcli.lifeline import set_parent_death_signal
 from agentcli.sandbox import seccomp
 from agentcli.sandbox.base import CHANNEL_INSIDE, Observation, SandboxUnavailable, repo_relative
 from agentcli.sandbox.environment import scrubbed_environment
@@ -198,6 +200,8 @@ class HostSandbox(ShellSandbox):
             cwd=self.repo,
             env=scrubbed_environment(),
             stderr_path=self.private_dir / "shell.log",
+            # No namespace ends the shell with agentcli here: SIGHUP does, and the shell stops its command.
+            preexec=lambda: set_parent_death_signal(signal.SIGHUP),
         )
 
 

@@ -27,7 +27,11 @@ for __ac_v in "${__ac_names[@]}"; do
   __ac_base[$__ac_v]=1
   [[ ${!__ac_v@a} == *x* ]] || __ac_drop+=("$__ac_v")
 done
-__ac_state='' __ac_reload='' __ac_flags='' __ac_oomc=0
+__ac_state='' __ac_reload='' __ac_flags='' __ac_oomc=0 __ac_running=''
+# A shell whose driver died outright gets SIGHUP where the backend arranges it (the host's): the
+# command running goes with it, rather than finish unwatched (a resumed run redoes that step).
+__ac_hup() { [ -z "$__ac_running" ] || builtin kill -KILL -- "-$__ac_running" 2>/dev/null; builtin exit 129; }
+trap __ac_hup HUP
 
 __ac_oom_count() { # sets __ac_oomn from the cgroup's "oom_kill N" line, in one read
   local text
@@ -86,7 +90,7 @@ __ac_save() { # runs in the command's subshell as it exits, so it may drop whate
   # What is left is stable from one save to the next unless the command changed it: the
   # environment, the command's own variables, functions and aliases, and the working directory.
   unset -v "${__ac_drop[@]}" "${!__ac_@}" 2>/dev/null
-  unset -f __ac_save __ac_pre __ac_post __ac_forget __ac_oom_count
+  unset -f __ac_save __ac_pre __ac_post __ac_forget __ac_oom_count __ac_hup
   {
     printf '[[ $PWD == %q ]] || builtin cd -- %q 2>/dev/null\n' "$PWD" "$PWD"
     declare -p
@@ -113,7 +117,9 @@ __ac_pre() { # $1: command id, $2: 1 to check the syntax first
 __ac_post() { # $1: command id, $2: timeout in seconds (0: none), $3: the command's subshell
   local new
   builtin printf 'arm %s %s %s\n' "$3" "$2" "$1" >&"$__ac_wdfd"
+  __ac_running=$3
   builtin wait "$3"
+  __ac_running=''
   __ac_ec=$?
   builtin printf 'done\n' >&"$__ac_wdfd"
   # A stopped command must not leave behind background processes that ignored the signal.
@@ -127,6 +133,7 @@ __ac_post() { # $1: command id, $2: timeout in seconds (0: none), $3: the comman
   builtin read -r -d '' new <"$__ac_tmp/state"
   [[ $new == *'#__ac_end' && $new != "$__ac_state" ]] || return 0
   __ac_state=$new __ac_reload=1
+  builtin printf '%s' "$new" >"$__ac_ctl/shell.state" 2>/dev/null # the host journals it, for a resume
 }
 
 __ac_forget() { # before a changed state loads: drop what the command may have removed

@@ -15,6 +15,7 @@ import datetime
 from typing import Any
 
 import agentcli
+from agentcli.session.replay import standing
 
 SCHEMA_VERSION = "ATIF-v1.4"
 # What agentcli says to the model in the place of an observation.
@@ -43,7 +44,9 @@ def _observe(step: dict[str, Any], event: dict, call_id: str | None) -> None:
 
 def trajectory(events: list[dict], token_ids: list[dict] | None = None) -> dict[str, Any]:
     """The ATIF object of one session's events (as `journal.read_events` returns them); `token_ids`,
-    those of each model call (`tokens.read_calls`), go to the agent steps' metrics."""
+    those of each model call (`tokens.read_calls`), go to the agent steps' metrics. A resumed run is
+    the trajectory that stands: what a killed go did in the step the run went on from is left out."""
+    events = standing(events)
     started = next((e for e in events if e.get("type") == "run_started"), {})
     results = [e for e in events if e.get("type") == "result"]
     model = started.get("model")

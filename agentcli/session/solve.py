@@ -18,7 +18,16 @@ from agentcli import untrusted
 from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
 from agentcli.agent.expected import only_tests
-from agentcli.agent.loop import FIRST_LOOK_TIMEOUT, OUTPUT_OBJECTION, Agent, Approver, Outcome, RunLimits, lines_look
+from agentcli.agent.loop import (
+    FIRST_LOOK_TIMEOUT,
+    OUTPUT_OBJECTION,
+    Agent,
+    Approver,
+    Outcome,
+    Resumed,
+    RunLimits,
+    lines_look,
+)
 from agentcli.agent.pysource import syntax_error
 from agentcli.agent.tracebacks import excerpt, is_test_file
 from agentcli.config import Settings
@@ -83,6 +92,7 @@ from agentcli.session.outputs import (
     output_problem,
 )
 from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples, find_raise_examples
+from agentcli.session.steps import StepMarker
 from agentcli.session.tokens import TokenLog
 from agentcli.session.undo import record_ignored
 
@@ -202,16 +212,31 @@ class Session:
     """
 
     def __init__(
-        self, root: Path, settings: Settings, *, use_git: bool = True, listeners: list[Listener] | None = None
+        self,
+        root: Path,
+        settings: Settings,
+        *,
+        use_git: bool = True,
+        listeners: list[Listener] | None = None,
+        session_id: str | None = None,
     ):
+        """`session_id`: go on with that session's journal (a resumed run); default: a new session."""
         self.root = root
         self.settings = settings
         self.use_git = use_git
         self.events = EventBus(list(listeners or []))
-        self.id = new_session_id()
+        self.id = session_id or new_session_id()
         self.journal = Journal(root, self.id)
         self.events.subscribe(self.journal)
         self.events.subscribe(TokenLog(self.journal.dir))
+        self.steps = StepMarker(
+            root,
+            self.journal.commands_dir,
+            self.events.emit,
+            use_git=use_git,
+            exclude=lambda: self._checkpoint.exclude if self._checkpoint else (),
+        )
+        self.events.subscribe(self.steps)
         model_name = settings.model or default_model_name()
         if not settings.model:
             self.notify(f"no model configured: using {model_name} (set --model or AGENTCLI_MODEL to change)")
@@ -530,23 +555,14 @@ class Session:
         attempt that got stuck after the right change is worth more than one that finished while the
         tests fail). Steps, tokens and time are counted over all attempts.
         """
-        self._task = task
-        texts = self._repository_texts()
-        looks = self.first_looks(task, texts)
-        files = list_files(self.root)
-        outputs = named_outputs(task, files)
-        self._asked = outputs
-        data_start = script_start(task, files, outputs, looks) or ""
-        substitution = substitution_start(task)
-        names = introduced_names(task, "\n".join(texts.values()))
-        raises = find_raise_examples(task, _python_sources(texts))
-        context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, looks)) if part)
+        setup = self._task_setup(task)
+        context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, setup.looks)) if part)
         taken_back: list[str] = []
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
         outcome = Outcome(status="failed", reason="not started")
         kept: _KeptAttempt | None = None
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            agent = self.agent()
+            agent = self._prepared_agent(task, setup)
             agent.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], doubts={})
             agent.limits = dataclasses.replace(
                 agent.limits,
@@ -555,18 +571,8 @@ class Session:
             )
             if attempt > 1:
                 agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
-            agent.asked_files = outputs
-            agent.first_reply_start = data_start
-            agent.unchanged_start = substitution
-            agent.finish_checks.insert(0, (OUTPUT_OBJECTION, lambda: self._output_problem(outputs, task)))
-            if names:
-                agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))
-            if raises:
-                agent.finish_checks.append(("raises", lambda: self._failing_raises(raises)))
-            advise = agent.guards.failure_advice
-            agent.finish_checks.append(("looks", lambda advise=advise: self._failing_look(task, looks, advise)))
             earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text
-            outcome = agent.run(task, context_text=earlier, first_looks=looks)
+            outcome = agent.run(task, context_text=earlier, first_looks=setup.looks)
             if mark.checkpoint is not None and cp.damaged(self.root, mark.checkpoint):
                 return outcome  # no attempt on a broken repository: the result says so, and undo mends it
             why = self._retry_reason(outcome)
@@ -603,6 +609,50 @@ class Session:
             taken_back.append(_taken_back(attempt, why, agent.commands_ran))
         return outcome
 
+    def _task_setup(self, task: str) -> _TaskSetup:
+        """What the task asks, read once from its words and the repository as it is now."""
+        self._task = task
+        texts = self._repository_texts()
+        looks = self.first_looks(task, texts)
+        files = list_files(self.root)
+        outputs = named_outputs(task, files)
+        self._asked = outputs
+        return _TaskSetup(
+            looks=looks,
+            outputs=outputs,
+            data_start=script_start(task, files, outputs, looks) or "",
+            substitution=substitution_start(task),
+            names=introduced_names(task, "\n".join(texts.values())),
+            raises=find_raise_examples(task, _python_sources(texts)),
+        )
+
+    def _prepared_agent(self, task: str, setup: _TaskSetup) -> Agent:
+        """An agent for the task, its checks on "done" set up."""
+        agent = self.agent()
+        agent.asked_files = setup.outputs
+        agent.first_reply_start = setup.data_start
+        agent.unchanged_start = setup.substitution
+        outputs, names, raises, looks = setup.outputs, setup.names, setup.raises, setup.looks
+        agent.finish_checks.insert(0, (OUTPUT_OBJECTION, lambda: self._output_problem(outputs, task)))
+        if names:
+            agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))
+        if raises:
+            agent.finish_checks.append(("raises", lambda: self._failing_raises(raises)))
+        advise = agent.guards.failure_advice
+        agent.finish_checks.append(("looks", lambda: self._failing_look(task, looks, advise)))
+        return agent
+
+    def resume_task(self, task: str, at: Resumed, elapsed: float) -> Outcome:
+        """Go on with a task from a journaled step (see `session/resume.py`): one attempt, no retries,
+        within what the limits leave."""
+        agent = self._prepared_agent(task, self._task_setup(task))
+        agent.limits = dataclasses.replace(
+            agent.limits,
+            max_steps=max(0, self.settings.max_steps - (at.step - 1)),
+            timeout=max(0.001, self.settings.timeout - elapsed) if self.settings.timeout else 0.0,
+        )
+        return agent.resume(task, at)
+
     def _worth(self, outcome: Outcome, agent: Agent) -> tuple[bool, bool, bool]:
         """How good the state an attempt left is, to compare attempts: whether it changed anything, then
         whether the checks that make a finished attempt worth redoing pass on it, then whether it finished."""
@@ -630,6 +680,14 @@ class Session:
                 # "The task asks ...", "Changes are staged ...": a sentence's first word, inside ours.
                 return "finished while " + re.sub(r"^(?:The|Changes) ", lambda m: m.group(0).lower(), doubt)
         return None
+
+    def adopt_task(self, checkpoint: cp.Checkpoint | None, task: str) -> None:
+        """Take up a task an earlier go of this session began (a resumed run), with its checkpoint."""
+        self._tasks = 1
+        self._checkpoint = self._first_checkpoint = checkpoint
+        self._task = task
+        if checkpoint is not None:
+            self._uncommitted_before = cp.uncommitted_entries(self.root)
 
     def begin_task(self, written_by_us: tuple[Path, ...] = ()) -> TaskMark:
         """Checkpoint the repository before a task; the first checkpoint is named after the session.
@@ -739,6 +797,18 @@ def inside(root: Path, paths: list[Path]) -> set[str]:
 
 
 @dataclass
+class _TaskSetup:
+    """What a task asks, read from its words and the repository (see `Session._task_setup`)."""
+
+    looks: list[str]
+    outputs: list[str]
+    data_start: str
+    substitution: str
+    names: list[str]
+    raises: list[RaiseExamples]
+
+
+@dataclass
 class TaskMark:
     """Where a task started: the repository's checkpoint, its ignored entries, the clock."""
 
@@ -840,11 +910,18 @@ def solve(request: SolveRequest) -> SolveResult:
             outcome, exit_code = attempt(run, Outcome(status="failed", reason="not started"))
         finally:
             session.close_sandbox()
+    suspended(session, outcome)
     result = session.finish_task(mark, outcome, task=request.task, delivery=request.delivery)
     session.close()
     if result.status != outcome.status:  # the delivery failed
         exit_code = EXIT_NOT_FINISHED
     return SolveResult(result, exit_code, mark.checkpoint, session.journal.path)
+
+
+def suspended(session: Session, outcome: Outcome) -> None:
+    """An interrupted run (Ctrl-C, SIGTERM, a closed terminal) can go on later: say how."""
+    if outcome.status == "interrupted" and session.steps.last_step:
+        session.notify(f"resume with: agentcli resume {session.id}")
 
 
 def _agent(

@@ -1,0 +1,189 @@
+"""`agentcli resume`: a run killed at any point goes on from its journal and ends as an uninterrupted
+one does: the same files, the same prompts to the model, the shell's directory and variables kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentcli.sandbox.factory import docker_ready
+from agentcli.sandbox.local import bwrap_available
+from agentcli.session.journal import read_events, sessions_dir
+from agentcli.session.replay import prompts, standing
+from tests.conftest import git
+
+# A step that appends (run twice, it would show), a slow one to be killed in, state the shell keeps.
+REPLIES = [
+    "PLAN:\n1. Start the log.\n2. Add to it.\n3. Greet.\n\n"
+    "```bash\nmkdir -p sub && cd sub && export GREETING=hello && echo one >> ../log.txt\n```",
+    "```bash\nsleep 4; echo two >> ../log.txt\n```",
+    '```bash\necho "$GREETING from $(basename "$PWD")" > greeting.txt\n```',
+    "```bash\ncat greeting.txt ../log.txt\n```",
+    "DONE: the log has two lines and sub/greeting.txt greets.",
+]
+TASK = "Start log.txt with a line, add a second line, then write a greeting into sub/greeting.txt."
+
+SANDBOXES = [
+    "host",
+    pytest.param(
+        "bwrap",
+        marks=[pytest.mark.bwrap, pytest.mark.skipif(not bwrap_available(), reason="bubblewrap not usable here")],
+    ),
+]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("notes\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    return repo
+
+
+def _cli(repo: Path, *args: str, **popen) -> subprocess.Popen:
+    env = {**os.environ, "AGENTCLI_CONFIG_DIR": str(repo.parent / "cfg"), "AGENTCLI_CACHE": "0"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentcli", *args],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
+
+
+def _solve(repo: Path, model: str, sandbox: str, kill_at: tuple[str, int] | None = None) -> int:
+    """Run solve; with `kill_at` (an event type and a step), SIGKILL it as that event is printed."""
+    proc = _cli(repo, "solve", TASK, "--model", model, "--sandbox", sandbox, "--json", "--ci")
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        event = json.loads(line)
+        if kill_at and event.get("type") == kill_at[0] and event.get("step") == kill_at[1]:
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.communicate(timeout=120)
+    return proc.returncode
+
+
+def _resume(repo: Path) -> subprocess.CompletedProcess:
+    proc = _cli(repo, "resume", "--json", "--ci")
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _journal(repo: Path) -> list[dict]:
+    (session,) = sorted(sessions_dir(repo).glob("*/events.jsonl"), key=lambda p: p.stat().st_mtime)[-1:]
+    return read_events(session)
+
+
+def _prompts(events: list[dict]) -> list[list[dict]]:
+    """The prompts of the trajectory that stands, commands' durations left out (they differ run to run)."""
+    return [
+        [{**m, "content": re.sub(r" · [0-9.]+ ?m?s\]", "]", m["content"])} for m in p.messages]
+        for p in prompts(standing(events))
+    ]
+
+
+def _files(repo: Path) -> dict[str, str]:
+    return {name: (repo / name).read_text() for name in ("log.txt", "sub/greeting.txt")}
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.parametrize(
+    "kill_at",
+    [("command_started", 2), ("command_finished", 2), ("model_replied", 3), ("command_started", 4)],
+    ids=["in-a-command", "after-a-command", "after-a-reply", "late"],
+)
+def test_a_killed_run_resumed_ends_as_an_uninterrupted_one(repo: Path, tmp_path: Path, sandbox: str, kill_at):
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    model = f"scripted:{script}"
+    assert _solve(repo, model, sandbox) == 0
+    expected_files, expected = _files(repo), _prompts(_journal(repo))
+    assert expected_files == {"log.txt": "one\ntwo\n", "sub/greeting.txt": "hello from sub\n"}
+    git(repo, "clean", "-fdq")
+
+    assert _solve(repo, model, sandbox, kill_at) == -signal.SIGKILL
+    done = _resume(repo)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    assert _files(repo) == expected_files  # step 2's append ran once, the shell kept its cd and export
+    events = _journal(repo)
+    assert _prompts(events) == expected
+    resumed = next(e for e in events if e["type"] == "run_resumed")
+    assert resumed["step"] == kill_at[1]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["type"] == "result" and result["status"] == "finished" and result["steps"] == len(REPLIES)
+    # The diff and undo cover the whole run, both goes.
+    assert sorted(result["files_changed"]) == ["log.txt", "sub/greeting.txt"]
+    undo = _cli(repo, "undo")
+    undo.communicate(timeout=60)
+    assert not (repo / "log.txt").exists() and not (repo / "sub").exists()
+
+
+def test_a_finished_run_is_not_resumed(repo: Path, tmp_path: Path):
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    assert _solve(repo, f"scripted:{script}", "host") == 0
+    done = _resume(repo)
+    assert done.returncode == 2 and "finished: there is nothing to resume" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_run_killed_twice_resumes_twice(repo: Path, tmp_path: Path):
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    model = f"scripted:{script}"
+    assert _solve(repo, model, "host", ("command_started", 2)) == -signal.SIGKILL
+    proc = _cli(repo, "resume", "--json", "--ci")
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if json.loads(line).get("type") == "command_started" and json.loads(line).get("step") == 3:
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.communicate(timeout=60)
+    done = _resume(repo)
+    assert done.returncode == 0, done.stderr
+    assert _files(repo) == {"log.txt": "one\ntwo\n", "sub/greeting.txt": "hello from sub\n"}
+    assert [e["step"] for e in _journal(repo) if e["type"] == "run_resumed"] == [2, 3]
+
+
+def test_sigterm_says_how_to_resume_and_resume_finishes(repo: Path, tmp_path: Path):
+    """A CI job cancelled (SIGTERM) unwinds in order and says how to go on; `resume` then finishes."""
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    proc = _cli(repo, "solve", TASK, "--model", f"scripted:{script}", "--sandbox", "host", "--json", "--ci")
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        event = json.loads(line)
+        if event.get("type") == "command_started" and event.get("step") == 2:
+            proc.send_signal(signal.SIGTERM)
+            break
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "resume with: agentcli resume " in out
+    done = _resume(repo)
+    assert done.returncode == 0, done.stderr
+    assert _files(repo) == {"log.txt": "one\ntwo\n", "sub/greeting.txt": "hello from sub\n"}
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not docker_ready(), reason="no Docker engine answers here")
+def test_resume_in_docker(repo: Path, tmp_path: Path):
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    assert _solve(repo, f"scripted:{script}", "docker", ("command_started", 2)) == -signal.SIGKILL
+    done = _resume(repo)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    assert _files(repo) == {"log.txt": "one\ntwo\n", "sub/greeting.txt": "hello from sub\n"}

@@ -33,6 +33,7 @@ class RunStarted(Event):
     workdir: str
     temperature: float = 0.0  # the sampling settings a trainer needs to reproduce the run
     seed: int = 0
+    limits: dict[str, Any] = field(default_factory=dict)  # the run's limits, which a resumed run keeps
     schema_version: int = SCHEMA_VERSION
 
 

@@ -187,3 +187,46 @@ def test_resume_in_docker(repo: Path, tmp_path: Path):
     done = _resume(repo)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     assert _files(repo) == {"log.txt": "one\ntwo\n", "sub/greeting.txt": "hello from sub\n"}
+
+
+@pytest.mark.llamacpp
+@pytest.mark.slow
+def test_the_real_model_resumed_replies_as_it_did(tmp_path: Path):
+    """The embedded 1.5B at temperature 0, killed once its first command ran: resumed, it is sent that
+    step's prompt exactly as journaled and replies word for word as it did; the run then goes on to
+    its end."""
+    from agentcli.models import store
+
+    try:
+        store.pull("local/qwen2.5-coder-1.5b", progress=False)
+    except Exception as exc:  # whatever keeps the model away, the test cannot run
+        pytest.skip(f"the 1.5B model cannot be obtained: {exc}")
+    repo = tmp_path / "calc"
+    repo.mkdir()
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    proc = _cli(repo, "solve", "Fix the failing test.", "--model", "local/qwen2.5-coder-1.5b", "--sandbox", "host",
+                "--json", "--ci", "--max-steps", "6")  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        event = json.loads(line)
+        if event.get("type") in ("command_finished", "result"):
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.communicate(timeout=600)
+    if proc.returncode != -signal.SIGKILL:
+        pytest.skip("the model finished before its first command")
+    killed = _journal(repo)
+    first_reply = next(e["text"] for e in killed if e["type"] == "model_replied")
+
+    done = _resume(repo)
+    assert done.returncode in (0, 1), done.stderr  # finished, or failed at a limit: the run went on to its end
+    events = _journal(repo)
+    after = events[next(i for i, e in enumerate(events) if e["type"] == "run_resumed") :]
+    again = [e for e in after if e["type"] == "model_replied"]
+    assert again and again[0]["text"] == first_reply
+    assert _prompts(events)[0] == _prompts(killed)[0]
+    assert events[-1]["type"] == "result"

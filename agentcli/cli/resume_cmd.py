@@ -17,8 +17,8 @@ def resume_command(
     ci: bool = typer.Option(None, "--ci/--no-ci", help="Headless: no spinner or colour."),
 ) -> None:
     """Go on with a run killed or interrupted part-way, from the start of the step it was in: the work
-    tree as that step began, the shell's directory and variables, the model's context as it was sent.
-    Other settings (limits, sandbox options) come from your configuration as for `solve`."""
+    tree as that step began, the shell's directory and variables, the model's context as it was sent,
+    the run's limits counted on. Other settings (sandbox options) come from your configuration."""
     from agentcli.cli.main import _headless, _renderers, print_config_warnings
     from agentcli.config import load_settings
     from agentcli.errors import UsageError
@@ -34,7 +34,8 @@ def resume_command(
     if journal.parent.parent != sessions_dir(root):
         raise UsageError(f"session {journal.parent.name} ran in another repository: resume it there (--repo)")
     point = resume_point(read_events(journal))
-    flags = {"model": model or point.model, "sandbox": sandbox or point.sandbox}
+    # The run's model, sandbox and limits, unless the flags say otherwise.
+    flags = {**point.limits, "model": model or point.model, "sandbox": sandbox or point.sandbox}
     settings = load_settings(root, flags)
     print_config_warnings(settings)
     listeners = _renderers(json_output, quiet, headless=_headless(ci))

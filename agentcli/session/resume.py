@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,21 @@ class ResumePoint:
     shell_state: str | None  # the shell's state then; None: as a fresh shell starts
     elapsed: float  # seconds the run had been going, its pauses left out
     model_calls: int  # calls made before the step, on the trajectory that stands
+    limits: dict[str, Any] = field(default_factory=dict)  # the run's own (`RUN_LIMITS`), as journaled
+    task_number: int = 1  # the task's place in its session (an interactive session runs several)
+
+    @property
+    def checkpoint_name(self) -> str:
+        """The checkpoint the task began with, as `Session.begin_task` named it."""
+        return self.session_id if self.task_number == 1 else f"{self.session_id}-{self.task_number}"
 
 
 def resume_point(events: list[dict[str, Any]]) -> ResumePoint:
     """Where the run of `events` goes on; UsageError when there is nothing to go on with."""
-    started = next((e for e in events if e.get("type") == "run_started"), None)
-    if started is None:
+    tasks = [e for e in events if e.get("type") == "run_started"]
+    if not tasks:
         raise UsageError("the journal holds no run")
+    started = tasks[-1]  # an interactive session's last task: the one a kill or Ctrl-C stopped
     result = next((e for e in reversed(events) if e.get("type") in ("result", "run_resumed")), None)
     if result is not None and result.get("type") == "result" and result.get("status") != "interrupted":
         raise UsageError(f"session {started.get('session_id')} {result.get('status')}: there is nothing to resume")
@@ -96,6 +104,8 @@ def resume_point(events: list[dict[str, Any]]) -> ResumePoint:
         shell_state=shell_states[-1] if shell_states else None,
         elapsed=_elapsed(events, effective[first_prompt[step]]),
         model_calls=sum(1 for e in upto if e.get("type") == "model_prompt"),
+        task_number=len(tasks),
+        limits=dict(started.get("limits") or {}),
     )
 
 
@@ -193,10 +203,10 @@ def _mark(session: Session, point: ResumePoint) -> TaskMark:
     checkpoint = None
     if session.use_git:
         try:
-            checkpoint = cp.load_checkpoint(session.root, point.session_id)
+            checkpoint = cp.load_checkpoint(session.root, point.checkpoint_name)
         except (AgentcliError, OSError) as e:
             session.notify(f"the run's checkpoint is gone ({e}): the diff and undo will not cover the first go")
-    session.adopt_task(checkpoint, point.task)
+    session.adopt_task(checkpoint, point.task, point.task_number)
     return TaskMark(checkpoint, cp.ignored_entries(session.root) if checkpoint else set(), time.monotonic())
 
 

@@ -304,6 +304,7 @@ class Session:
                 workdir=self.sandbox.workdir,
                 temperature=self.settings.temperature,
                 seed=self.settings.seed,
+                limits={name: getattr(self.settings, name) for name in RUN_LIMITS},
             )
         )
 
@@ -681,9 +682,9 @@ class Session:
                 return "finished while " + re.sub(r"^(?:The|Changes) ", lambda m: m.group(0).lower(), doubt)
         return None
 
-    def adopt_task(self, checkpoint: cp.Checkpoint | None, task: str) -> None:
-        """Take up a task an earlier go of this session began (a resumed run), with its checkpoint."""
-        self._tasks = 1
+    def adopt_task(self, checkpoint: cp.Checkpoint | None, task: str, number: int = 1) -> None:
+        """Take up the `number`th task of this session, which an earlier go began (a resumed run)."""
+        self._tasks = number
         self._checkpoint = self._first_checkpoint = checkpoint
         self._task = task
         if checkpoint is not None:
@@ -794,6 +795,19 @@ def inside(root: Path, paths: list[Path]) -> set[str]:
         except ValueError:
             continue
     return found
+
+
+# The settings that bound a run: journaled with it, and kept by `agentcli resume`.
+RUN_LIMITS = (
+    "max_steps",
+    "timeout",
+    "command_timeout",
+    "max_cost",
+    "max_tokens",
+    "max_format_errors",
+    "context_budget",
+    "reply_tokens",
+)
 
 
 @dataclass

@@ -119,8 +119,8 @@ __ac_post() { # $1: command id, $2: timeout in seconds (0: none), $3: the comman
   builtin printf 'arm %s %s %s\n' "$3" "$2" "$1" >&"$__ac_wdfd"
   __ac_running=$3
   builtin wait "$3"
-  __ac_running=''
-  __ac_ec=$?
+  __ac_ec=$? __ac_running=''
+
   builtin printf 'done\n' >&"$__ac_wdfd"
   # A stopped command must not leave behind background processes that ignored the signal.
   if [ -e "$__ac_ctl/$1.timeout" ] || [ -e "$__ac_ctl/$1.interrupt" ]; then

@@ -239,11 +239,12 @@ def test_the_empty_block_rule_reads_the_real_vocabulary(model) -> None:
 
 def test_run_seeds_sample_different_replies(smol_path):
     """At a temperature, two seeds give two replies to one prompt, and one seed gives the same twice."""
-    from agentcli.models.llamacpp import LlamaCppModel
+    from agentcli.models.llamacpp import LlamaCppModel, unload
 
     messages = [{"role": "user", "content": "Write one short sentence about the sea."}]
 
     def reply(seed: int) -> str:
+        unload()  # each reply from a fresh evaluation: a KV cache reused changes the logits in the last bits
         model = LlamaCppModel(smol_path, temperature=1.0, seed=seed, max_tokens=24)
         return model.complete(messages).text
 

@@ -213,7 +213,7 @@ def test_the_real_model_resumed_replies_as_it_did(tmp_path: Path):
     assert proc.stdout is not None
     for line in proc.stdout:
         event = json.loads(line)
-        if event.get("type") in ("command_finished", "result"):
+        if event.get("type") == "result" or (event.get("type") == "command_finished" and event["step"] >= 1):
             proc.send_signal(signal.SIGKILL)
             break
     proc.communicate(timeout=600)

@@ -191,7 +191,7 @@ def test_resume_in_docker(repo: Path, tmp_path: Path):
 
 @pytest.mark.llamacpp
 @pytest.mark.slow
-def test_the_real_model_resumed_replies_as_it_did(tmp_path: Path):
+def test_the_real_model_resumed_replies_as_it_did(failing_repo: Path):
     """The embedded 1.5B at temperature 0, killed once its first command ran: resumed, it is sent that
     step's prompt exactly as journaled and replies word for word as it did; the run then goes on to
     its end."""
@@ -201,13 +201,7 @@ def test_the_real_model_resumed_replies_as_it_did(tmp_path: Path):
         store.pull("local/qwen2.5-coder-1.5b", progress=False)
     except Exception as exc:  # whatever keeps the model away, the test cannot run
         pytest.skip(f"the 1.5B model cannot be obtained: {exc}")
-    repo = tmp_path / "calc"
-    repo.mkdir()
-    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (repo / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "init")
+    repo = failing_repo
     proc = _cli(repo, "solve", "Fix the failing test.", "--model", "local/qwen2.5-coder-1.5b", "--sandbox", "host",
                 "--json", "--ci", "--max-steps", "6")  # fmt: skip
     assert proc.stdout is not None

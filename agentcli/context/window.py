@@ -266,15 +266,19 @@ class ContextWindow:
             }
         self._set_summary(self.summary)
         if self.tokens() < before:
-            self.on_event(
-                ContextCompacted(
-                    folded_messages=0,
-                    tokens_before=before,
-                    tokens_after=self.tokens(),
-                    fallback=False,
-                    state=self.state(),
-                )
+            self._compacted(0, before, fallback=False)
+
+    def _compacted(self, folded: int, before: int, *, fallback: bool) -> None:
+        """Say the window shrank, with its state after (a resumed run rebuilds the window from it)."""
+        self.on_event(
+            ContextCompacted(
+                folded_messages=folded,
+                tokens_before=before,
+                tokens_after=self.tokens(),
+                fallback=fallback,
+                state=self.state(),
             )
+        )
 
     def _set_summary(self, block: str) -> None:
         self.summary = block
@@ -312,15 +316,7 @@ class ContextWindow:
         fallback = self._update_notes(folded, first)
         self.compactions += 1
         self.fallbacks += fallback
-        self.on_event(
-            ContextCompacted(
-                folded_messages=count,
-                tokens_before=before,
-                tokens_after=self.tokens(),
-                fallback=fallback,
-                state=self.state(),
-            )
-        )
+        self._compacted(count, before, fallback=fallback)
 
     def _summary_block(self, facts: list[str], digest: str) -> str:
         parts = [
@@ -403,15 +399,7 @@ class ContextWindow:
                 self._set_summary(self._cut_to(self.summary, max(16, self.counter.text(self.summary) - over - 16)))
             else:
                 self._fit_pinned()
-            self.on_event(
-                ContextCompacted(
-                    folded_messages=0,
-                    tokens_before=before,
-                    tokens_after=self.tokens(),
-                    fallback=True,
-                    state=self.state(),
-                )
-            )
+            self._compacted(0, before, fallback=True)
 
     def _cut_to(self, text: str, tokens: int, what: str = "") -> str:
         """Head and tail of `text` within about `tokens` tokens, with a note of what was cut."""

@@ -39,5 +39,5 @@ def resume_command(
     settings = load_settings(root, flags)
     print_config_warnings(settings)
     listeners = _renderers(json_output, quiet, headless=_headless(ci))
-    outcome = resume(ResumeRequest(journal=journal, repo=root, settings=settings, use_git=use_git, listeners=listeners))
+    outcome = resume(ResumeRequest(point=point, repo=root, settings=settings, use_git=use_git, listeners=listeners))
     raise typer.Exit(outcome.exit_code)

@@ -31,6 +31,7 @@ from agentcli.eval.agents import RUNNERS, RunConfig
 from agentcli.eval.results import TaskResult
 from agentcli.eval.rollouts import Rollout
 from agentcli.eval.suite import SuiteRun
+from agentcli.sandbox.containers import process_alive
 
 SCRATCH = "agentcli-rollouts"  # under each node's temporary folder: one folder per rollout attempt
 CANCEL_GRACE_S = 30.0  # how long cancelled rollouts get to stop their children when the eval is interrupted
@@ -262,18 +263,8 @@ def sweep(root: Path) -> None:
     with contextlib.suppress(OSError):
         for folder in root.iterdir():
             rest, _, pid = folder.name.rpartition("-")
-            if rest.endswith(f"-{host}") and pid.isdigit() and not _alive(int(pid)):
+            if rest.endswith(f"-{host}") and pid.isdigit() and not process_alive(int(pid)):
                 shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # --- folders as bytes ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 
 from agentcli.errors import UsageError
 from agentcli.eval.groups import group, mean_pass_at_k
+from agentcli.eval.rollouts import rollout_key
 
 SCHEMA_VERSION = 1
 SCORED = ("passed", "failed")  # a task with one of these statuses is done; --resume skips it
@@ -45,7 +46,7 @@ class TaskResult:
 
     @property
     def key(self) -> tuple[str, int]:
-        return (self.task, -1 if self.sample is None else self.sample)
+        return rollout_key(self.task, self.sample)
 
     @property
     def label(self) -> str:

@@ -21,17 +21,18 @@ class Rollout:
 
     @property
     def key(self) -> tuple[str, int]:
-        """As `TaskResult.key`: the task and the sample (-1 for the one rollout of an ungrouped eval)."""
-        return (self.task.id, -1 if self.sample is None else self.sample)
+        return rollout_key(self.task.id, self.sample)
 
     @property
     def record_path(self) -> str:
         """Where its records go, relative to the eval's trajectories folder."""
         return self.task.id if self.sample is None else f"{self.task.id}/sample-{self.sample}"
 
-    @property
-    def label(self) -> str:
-        return self.task.id if self.sample is None else f"{self.task.id}#{self.sample}"
+
+def rollout_key(task_id: str, sample: int | None) -> tuple[str, int]:
+    """What identifies a rollout in an eval (and in its results, for --resume): the task and the
+    sample, -1 for the one rollout of an ungrouped eval."""
+    return (task_id, -1 if sample is None else sample)
 
 
 DEFAULT_GROUP_SEED = 1

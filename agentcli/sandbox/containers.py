@@ -46,6 +46,17 @@ def owner_labels(session_id: str) -> dict[str, str]:
     }
 
 
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` runs on this host (someone else's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def owner_alive(labels: dict[str, str]) -> bool | None:
     """Whether the owning process still runs: None when it is on another host (we cannot tell)."""
     if labels.get(OWNER_HOST) != socket.gethostname():
@@ -54,12 +65,8 @@ def owner_alive(labels: dict[str, str]) -> bool | None:
         pid = int(labels.get(OWNER_PID, ""))
     except ValueError:
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not process_alive(pid):
         return False
-    except PermissionError:
-        pass  # alive, someone else's
     started = labels.get(OWNER_STARTED, "")
     return not started or process_started(pid) in ("", started)
 

@@ -24,7 +24,6 @@ from agentcli.events import Listener, RunResumed
 from agentcli.models.base import ModelWrapper
 from agentcli.models.scripted import ScriptedModel
 from agentcli.repo import checkpoint as cp
-from agentcli.session.journal import read_events
 from agentcli.session.replay import prompts, standing
 from agentcli.session.solve import Session, SolveResult, TaskMark, attempt, signals_interrupt, suspended
 
@@ -137,7 +136,7 @@ def _elapsed(events: list[dict[str, Any]], until: dict[str, Any]) -> float:
 
 @dataclass
 class ResumeRequest:
-    journal: Path
+    point: ResumePoint  # `resume_point` of the run's journal
     repo: Path
     settings: Settings
     use_git: bool = True
@@ -145,8 +144,8 @@ class ResumeRequest:
 
 
 def resume(request: ResumeRequest) -> SolveResult:
-    """Go on with the run of `request.journal` in `request.repo` until it ends, as `solve` would have."""
-    point = resume_point(read_events(request.journal))
+    """Go on with the run at `request.point` in `request.repo` until it ends, as `solve` would have."""
+    point = request.point
     session = Session(
         request.repo,
         request.settings,

@@ -83,6 +83,8 @@ class Settings:
     repo_map_tokens: int = 1024
     file_view_tokens: int = 1536  # file contents shown at the start
     temperature: float = 0.0
+    profile: str = "small-local"  # which policies (the agent's heuristics) a run starts from; see `agentcli policies`
+    policies: list[str] = field(default_factory=list)  # switches over the profile: "NAME=off", "NAME=on"
     seed: int = 0  # mixed into every sampled reply's seed (`eval --samples` gives each rollout its own)
     retries: int = 4  # extra tries of a failed model call (429, 5xx, timeouts)
     fallbacks: list[str] = field(default_factory=list)  # models to fall back on, in order, when the model is down
@@ -182,6 +184,9 @@ def validate(settings: Settings) -> Settings:
     for name in not_negative:
         if getattr(settings, name) < 0:
             raise UsageError(f"{name} must not be negative, got {getattr(settings, name)}")
+    from agentcli.policies import Policies
+
+    Policies.chosen(settings.profile, settings.policies)  # a one-line error for a bad name or switch
     if settings.reply_tokens < 16:
         raise UsageError(f"reply_tokens must be at least 16, got {settings.reply_tokens}")
     return settings

@@ -104,6 +104,7 @@ def overwrite_loss(original: str, content: str, program: str) -> str | None:
 
 # A setting on a line of its own: `version = "1.4.2"`, `__version__ = "1.4.2"`, `port: 8000`, `PORT=8000`.
 _SETTING = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)\s*[=:]\s*\S")
+_SECTION = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*$")
 # Files whose `key = value` lines are settings read once each (not prose, where "Note: ..." is no key).
 _SETTINGS_FILES = re.compile(r"(?:\.(?:toml|ini|cfg|conf|ya?ml|env|properties|py)|(?:^|/)\.env[\w.-]*)$")
 
@@ -114,13 +115,20 @@ def duplicated_setting(path: str, original: str, content: str) -> tuple[str, int
     `version = "1.4.2"` (small models append where they mean to replace). None otherwise."""
     if not _SETTINGS_FILES.search(path) or not content.startswith(original):
         return None
-    existing: dict[tuple[str, str], int] = {}
+    # A key is set twice only within one `[section]`: `line-length` under [tool.black] and [tool.ruff] are two.
+    existing: dict[tuple[str, str, str], int] = {}
+    section = ""
     for number, line in enumerate(original.splitlines(), 1):
-        if match := _SETTING.match(line):
-            existing.setdefault((match.group(1), match.group(2)), number)
+        if header := _SECTION.match(line):
+            section = header.group(1)
+        elif match := _SETTING.match(line):
+            existing.setdefault((section, match.group(1), match.group(2)), number)
     for line in content[len(original) :].splitlines():
+        if header := _SECTION.match(line):
+            section = header.group(1)
+            continue
         match = _SETTING.match(line)
-        if match and (key := (match.group(1), match.group(2))) in existing:
+        if match and (key := (section, match.group(1), match.group(2))) in existing:
             return match.group(2), existing[key], line
     return None
 

@@ -16,16 +16,18 @@ from collections.abc import Callable
 from agentcli.agent.checking import appended_files, overwrites, redirected_files, removed_files, simple_commands
 from agentcli.agent.edits import duplicated_setting, overwrite_loss, sed_targets, without_comment_lines
 from agentcli.agent.pysource import syntax_error
+from agentcli.policies import Policies
 from agentcli.sandbox.base import Observation, Sandbox
 
-# Words of a task that asks for something to be deleted.
-_DELETION = re.compile(r"\b(?:delete|remove|rm|erase|get rid|drop|clean)", re.IGNORECASE)
+# Words of a task that asks for a file to stay: to keep it, to stop tracking it (and so not delete it).
+_KEEPS = re.compile(r"\b(?:keep|stop tracking|untrack|no longer track|leave\b[^.]*\bon disk)", re.IGNORECASE)
 # `git commit` with nothing left to commit: the commit the task wants is made already.
 _COMMIT = re.compile(r"\bgit\b.*\bcommit\b")
 NOTHING_TO_COMMIT = "nothing to commit, working tree clean"
 # "without changing test_shapes.py", "do not edit config.yaml", "(the CSV file is correct as it is)":
 # files the task says to leave as they are, named or by their kind.
-_PATH_WORD = r"`?((?:[\w-]+/)*[\w.-]+\.\w+)`?"
+# A path, not the start of a possessive ("main.py's public API" leaves main.py's API, not the file, alone).
+_PATH_WORD = r"`?((?:[\w-]+/)*[\w.-]+\.\w+)(?!['’]\w|\w)`?"
 _LEAVE_NAMED = re.compile(
     rf"\b(?:without (?:changing|modifying|editing|touching)|do(?:n't| not) (?:change|modify|edit|touch))\s+{_PATH_WORD}"
     rf"|{_PATH_WORD}\s+is (?:correct|right|fine) as it is\b",  # not "calc.py is correct for ints, but ..."
@@ -49,6 +51,23 @@ _VERSION_BUMP = re.compile(r"\bfrom\s+`?v?(\d+(?:\.\d+)+)`?\s+to\s+`?v?\d+(?:\.\
 _HISTORY_FILE = re.compile(r"(?:^|/)(?:change(?:s|log)|history|news|releases?)(?:\.\w+)?$", re.IGNORECASE)
 # "add a heading at the top of the changelog": an append puts it at the end.
 _AT_TOP = re.compile(r"\b(?:at|to) the (?:top|beginning|start)\b|\bprepend", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;]|\.(?:\s|$)|\band\b|\bthen\b")
+
+
+def _wanted_at_top(path: str, task: str) -> bool:
+    """Whether the task asks for something at the top of `path`: named (its name or stem, "the
+    changelog" for CHANGELOG.md) in the clause that says "at the top"."""
+    name = path.rsplit("/", 1)[-1].lower()
+    stem = name.split(".", 1)[0] if not name.startswith(".") else name
+    for match in _AT_TOP.finditer(task):
+        before = _CLAUSE_END.split(task[: match.start()])[-1]
+        after = _CLAUSE_END.split(task[match.end() :], maxsplit=1)[0]
+        words = re.findall(r"[\w.-]+", f"{before} {after}".lower())
+        if name in words or stem in words:
+            return True
+    return False
+
+
 _ECHO_APPEND = re.compile(r"^\s*(?:echo|printf)\s+(?:-e\s+)?(\S.*?)\s*>>\s*\S+\s*$")
 
 
@@ -75,7 +94,7 @@ def at_top(command: str, task: str, read: Callable[[str], str | None]) -> tuple[
     first heading of its level in Markdown, a changelog's newest entry; else above line 1), None
     where the appended text is not one echoed line, and why; None for other commands."""
     appended = appended_files(command)
-    if len(appended) != 1 or not _AT_TOP.search(task) or (text := read(appended[0])) is None:
+    if len(appended) != 1 or not _wanted_at_top(appended[0], task) or (text := read(appended[0])) is None:
         return None
     path = appended[0]
     why = f"`>>` adds at the end of {path}, and the task asks for the top."
@@ -95,7 +114,7 @@ _PLAIN_RM = re.compile(r"(?:^|[;&|]\s*|\n\s*)rm\s")
 
 
 def kept_on_disk(command: str, task: str) -> tuple[str, str] | None:
-    """`git rm` of a file the task names and does not ask to delete (told to stop tracking it, small
+    """`git rm` of a file the task names and says to keep (told to stop tracking it, small
     models delete it): the same command with `git rm --cached`, which keeps the file, and why."""
     if not _GIT_RM.search(command) or _PLAIN_RM.search(_GIT_RM.sub("", command)):
         return None
@@ -103,15 +122,16 @@ def kept_on_disk(command: str, task: str) -> tuple[str, str] | None:
     if name is None:
         return None
     why = (
-        f"The task names {name} and does not ask to delete it, so `git rm` ran as `git rm --cached`, which stops "
+        f"The task says to keep {name}, so `git rm` ran as `git rm --cached`, which stops "
         "git tracking it and keeps the file."
     )
     return _GIT_RM.sub("git rm --cached", command), why
 
 
 def _named_deletion(command: str, task: str) -> str | None:
-    """A file `command` deletes that the task names, where the task asks for no deletion, or None."""
-    if _DELETION.search(task):
+    """A file `command` deletes that the task names and says to keep (or to stop tracking), or None.
+    Replacing a file, or dropping an obsolete one, is a deletion the task asks for in other words."""
+    if not _KEEPS.search(task):
         return None
     for path in removed_files(command):
         name = path.rstrip("/").removeprefix("./")
@@ -154,6 +174,27 @@ def _environment_names(task: str) -> set[str]:
     return {name for pair in _ENV_NAMED.findall(task) for name in pair if name}
 
 
+# Text the shell passes on as it is: a single-quoted string, a quoted heredoc's body.
+_LITERAL_TEXT = re.compile(r"""'[^']*'|<<-?\s*(['"])(\w+)\1[^\n]*\n.*?^\s*\2\s*$|\\\$""", re.MULTILINE | re.DOTALL)
+
+
+def _without_literal_text(command: str) -> str:
+    """`command` with what the shell does not expand left out; the double-quoted text inside single
+    quotes (`printf '... "${PORT:-8000}" ...'`) is written as it stands."""
+    out, i = [], 0
+    in_double = False
+    while i < len(command):
+        char = command[i]
+        if char == '"' and (i == 0 or command[i - 1] != "\\"):
+            in_double = not in_double
+        elif not in_double and (match := _LITERAL_TEXT.match(command, i)):
+            i = match.end()
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
 def variable_only_set(command: str, task: str) -> str | None:
     """Why a command that only sets, in the shell, the variable the task's program is to read from its
     environment (`export PORT=8080`, an `if` that gives PORT its default) does not do the task: the
@@ -168,8 +209,7 @@ def variable_only_set(command: str, task: str) -> str | None:
     name = assigned[0]
     return (
         f"Not run: setting {name} in the shell changes nothing in the repository, and the task is for the "
-        f"program to read {name} from its environment when it runs. Change the program's code: in Python, "
-        f'`os.environ.get("{name}")` (after `import os`), with the default where it is not set; write the '
+        f"program to read {name} from its environment when it runs. Change the program's code; write the "
         "file's path on a line, then a fenced block with the complete functions you change."
     )
 
@@ -180,12 +220,11 @@ def expanded_variable(command: str, task: str) -> str | None:
     names = _environment_names(task)
     if not names or not (sed_targets(command) or redirected_files(command)):
         return None
-    for name in _EXPANDED.findall(command):
+    for name in _EXPANDED.findall(_without_literal_text(command)):
         if name in names:
             return (
                 f"Not run: in double quotes the shell puts the value of ${name} into the file now, so it would hold "
-                f"a fixed value. The program must read {name} when it runs: in Python, "
-                f'`os.environ.get("{name}")` (after `import os`), with the default where it is not set.'
+                f"a fixed value. The program must read {name} from its environment when it runs."
             )
     return None
 
@@ -213,9 +252,10 @@ Overwritten = dict[str, tuple[str, str | None]]
 class CommandGuards:
     """The guards for one sandbox; `read` gives a file's text, or None where there is none."""
 
-    def __init__(self, sandbox: Sandbox, read: Callable[[str], str | None]):
+    def __init__(self, sandbox: Sandbox, read: Callable[[str], str | None], policies: Policies | None = None):
         self.sandbox = sandbox
         self.read = read
+        self.policies = policies or Policies.every()
         self.offline = False  # an install has failed for want of a network
 
     def refusal(self, command: str, task: str) -> str | None:
@@ -225,20 +265,21 @@ class CommandGuards:
         Or it changes a file the task says to leave as it is (the data a program fails on, the tests). Or it
         writes the value of a variable the program is to read from its environment into a file, or only
         sets that variable in the shell."""
+        on = self.policies.on
         if self.offline and _INSTALL.search(command):
             return f"Not run: {NO_NETWORK}"
-        if expanded := expanded_variable(command, task) or variable_only_set(command, task):
+        if on("env-variable") and (expanded := expanded_variable(command, task) or variable_only_set(command, task)):
             return expanded
         written = [*redirected_files(command), *sed_targets(command), *removed_files(command)]
-        kept = files_to_keep(task)
+        kept = files_to_keep(task) if on("keep-named") else set()
         for path in (path.removeprefix("./") for path in written):
             if path in kept:
                 return (
                     f"Not run: the task says to leave {path} as it is, so it may not be changed. "
                     "Change the code that works with it instead."
                 )
-        if (name := _named_deletion(command, task)) is not None:
-            return f"The task names {name} and does not ask to delete it, so nothing was deleted."
+        if on("named-deletion") and (name := _named_deletion(command, task)) is not None:
+            return f"The task says to keep {name}, so nothing was deleted."
         return None
 
     def placement(self, command: str, task: str) -> tuple[str | None, str] | None:
@@ -246,11 +287,18 @@ class CommandGuards:
         history, an append of what the task wants at the top, a `git rm` of a file the task names and
         does not ask to delete. The command that puts it right (None where there is none to give) and
         why; None for other commands."""
-        return without_history(command, task) or at_top(command, task, self.read) or kept_on_disk(command, task)
+        on = self.policies.on
+        return (
+            (without_history(command, task) if on("version-history") else None)
+            or (at_top(command, task, self.read) if on("at-top") else None)
+            or (kept_on_disk(command, task) if on("named-deletion") else None)
+        )
 
     def server(self, command: str) -> str | None:
         """The repository program a simple command of `command` (a line of its own, a part after `&&`)
         runs in the foreground when it is a server (`python3 server.py` over `serve_forever()`), or None."""
+        if not self.policies.on("server-stop"):
+            return None
         for part in simple_commands(command):
             match = _RUNS_FILE.match(part.strip())
             if match is None:
@@ -265,9 +313,11 @@ class CommandGuards:
         """The exact way past a failure small models do not know how to get past, or None: a script
         that may not run, an install that cannot download (after which no install runs again), code
         echoed in quotes that do not close."""
-        if _INSTALL.search(obs.command) and _OFFLINE.search(obs.output):
+        if _INSTALL.search(obs.command) and _OFFLINE.search(obs.output) and self.policies.on("offline-install"):
             self.offline = True
             return NO_NETWORK
+        if not self.policies.on("failure-advice"):
+            return None
         if obs.syntax_error and _ECHOED_TEXT.search(obs.command):
             return (
                 "The quotes of your echo do not close. To write a file, write its path on a line, then a fenced "
@@ -301,7 +351,7 @@ class CommandGuards:
         """Make the folders of the repository that `command` redirects into and lacks (unless it makes
         folders itself); a note naming them, or None. `cat > tests/test_x.py` fails without tests/, and
         small models then resend it unchanged. It runs in the model's shell, where its paths point."""
-        if re.search(r"\bmkdir\b", command):
+        if re.search(r"\bmkdir\b", command) or not self.policies.on("missing-folders"):
             return None
         parents = {
             path.rsplit("/", 1)[0]
@@ -331,14 +381,14 @@ class CommandGuards:
             if old is None or new is None:
                 continue
             if program == ">>":
-                if (duplicate := duplicated_setting(path, old, new)) is not None:
+                if self.policies.on("duplicate-setting") and (duplicate := duplicated_setting(path, old, new)):
                     self.sandbox.write_file(path, old)
                     notes.append(_duplicate_note(path, *duplicate))
-                elif (broken := _broken_by_append(path, old, new)) is not None:
+                elif self.policies.on("broken-append") and (broken := _broken_by_append(path, old, new)):
                     self.sandbox.write_file(path, old)
                     notes.append(broken)
                 continue
-            if (loss := overwrite_loss(old, new, program)) is None:
+            if not self.policies.on("lossy-overwrite") or (loss := overwrite_loss(old, new, program)) is None:
                 continue
             self.sandbox.write_file(path, old)
             if path in command.split(">", 1)[0] and not new.strip():

@@ -31,7 +31,7 @@ from agentcli.agent.edits import (
     without_comment_lines,
     write_command,
 )
-from agentcli.agent.expected import compared_call, expectation_note, writes_tests
+from agentcli.agent.expected import compared_call, expectation_note, only_tests
 from agentcli.agent.guards import CommandGuards, already_done
 from agentcli.agent.observation import describe_result, format_observation
 from agentcli.agent.parsing import (
@@ -70,6 +70,7 @@ from agentcli.events import (
     TokenStreamed,
 )
 from agentcli.models.base import ContextLengthExceeded, Message, Model, ModelGaveUp, Reply
+from agentcli.policies import POLICY_OF_CHECK, Policies
 from agentcli.sandbox.base import Observation, Sandbox
 
 # Times a prompt the provider rejected as too long is compacted harder and sent again.
@@ -221,8 +222,10 @@ class Agent:
         stuck: StuckDetector | None = None,
         approve: Approver | None = None,
         finish_checks: list[FinishCheck] | None = None,
+        policies: Policies | None = None,
     ):
         self.model = model
+        self.policies = policies or Policies.every()
         self.sandbox = sandbox
         self.events = events
         self.limits = limits or RunLimits()
@@ -272,7 +275,7 @@ class Agent:
         # How the reply after "nothing has changed yet" begins where no definition was shown (the
         # `sed` that replaces the text the task replaces); "" for a begun command.
         self.unchanged_start = ""
-        self.guards = CommandGuards(sandbox, self._read)
+        self.guards = CommandGuards(sandbox, self._read, self.policies)
 
     def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task, then
@@ -308,7 +311,7 @@ class Agent:
         obs = dataclasses.replace(run, command=command)
         self.events.emit(_finished_event(0, obs))
         self.recent_outputs.seen(0, command, obs)  # the same look sent as the first reply is no news
-        focus = None if obs.ok else self._failure_focus(obs.output)
+        focus = None if obs.ok or not self.policies.on("failure-focus") else self._failure_focus(obs.output)
         # The way past a failure it would get stuck at, as after its own command (`chmod +x`).
         advice = None if obs.ok else self.guards.failure_advice(obs)
         # Shown the failure and the code, a small model still plans to "identify the issue" first and
@@ -374,7 +377,7 @@ class Agent:
         started = time.monotonic()
         try:
             reply = self._complete()
-            copied = self._copied(reply.text)
+            copied = self._copied(reply.text) if self.policies.on("resample") else None
             if copied is not None:
                 # Greedy decoding that has written a reply before, word for word, is copying itself and
                 # would go round the same circle forever; one that echoes our own notes back has nothing
@@ -417,8 +420,11 @@ class Agent:
             self.outcome.plan = parsed.plan
             self.context.set_plan(parsed.plan)
             self.events.emit(PlanUpdated(steps=parsed.plan))
+        blocks = self.policies.on("echo-as-block")
         if parsed.code is not None:
             self._place_code(parsed)
+        elif not blocks:
+            pass
         elif parsed.command is not None and (code := echoed_python(parsed.command)) is not None:
             self._place_echoed_code(parsed, code)
         elif parsed.command is not None and (written := echoed_file(parsed.command)) is not None:
@@ -430,7 +436,11 @@ class Agent:
             )
         elif parsed.command is not None and (program := echoed_program(parsed.command)) is not None:
             self._place_echoed_program(parsed, *program)
-        elif parsed.command is not None and (script := self._asked_script(parsed.command)) is not None:
+        elif (
+            parsed.command is not None
+            and self.policies.on("asked-script")
+            and (script := self._asked_script(parsed.command)) is not None
+        ):
             # "Write a shell script tools/count.sh" answered with a `#!/bin/bash` block and no file named:
             # run now, the script's work is done once and the file the task asks for never written.
             parsed.command, parsed.file_write = None, (script, parsed.command.rstrip("\n") + "\n")
@@ -608,6 +618,8 @@ class Agent:
         ]
         doubts: dict[str, str] = {}
         for name, check in checks:
+            if not self.policies.on(POLICY_OF_CHECK.get(name, name)):
+                continue
             problem = check()
             if problem is None:
                 continue
@@ -738,7 +750,7 @@ class Agent:
         if refusal is not None:
             self._format_error(refusal, step)
             return
-        if command.strip() == self._last_command and self._last_failure:
+        if command.strip() == self._last_command and self._last_failure and self.policies.on("repeat-refusal"):
             # Nothing ran since: the same command fails the same way, and a small model that sees it
             # fail again only sends it again. Name what to do instead, as concretely as possible;
             # sent once more after that, the run is stuck (and a fresh attempt has a better chance).
@@ -776,7 +788,7 @@ class Agent:
         edited = {path: self._read(path) for path in sed_targets(command)}
         # Our own write of a block was judged above; the model's `>` is judged by what it did.
         overwritten = {} if parsed.file_write is not None else self.guards.before_overwrites(command)
-        if not edited and parsed.file_write is None:
+        if not edited and parsed.file_write is None and self.policies.on("echo-as-block"):
             notes = [*notes, *self._described_replacements(parsed.text)]
         if parsed.file_write is None and (made := self.guards.make_missing_folders(command)):
             notes = [*notes, made]
@@ -791,7 +803,7 @@ class Agent:
             raise
         self.commands_ran.append(command)
         self._track_asked_scripts(command)
-        settled = already_done(command, obs)
+        settled = already_done(command, obs) if self.policies.on("nothing-to-commit") else None
         if server and obs.timed_out:
             settled = (
                 f"{server} is a server: it was still serving when stopped after {obs.duration:.0f}s, as a server "
@@ -817,6 +829,7 @@ class Agent:
         if (
             obs.ok
             and parsed.file_write is None
+            and self.policies.on("printed-output")
             and (printed := printed_not_written(command, obs.output, self.asked_files, self._read))
         ):
             notes = [*notes, printed]
@@ -824,7 +837,7 @@ class Agent:
             notes = [*notes, ONE_LINE_PYTHON_NOTE]
         if not ok and (advice := self.guards.failure_advice(obs)):
             notes = [*notes, advice]
-        focus = None if obs.ok else self._failure_focus(obs.output)
+        focus = None if obs.ok or not self.policies.on("failure-focus") else self._failure_focus(obs.output)
         self._failure_at = None
         if focus is not None:
             path, line, context = focus
@@ -833,7 +846,11 @@ class Agent:
             self._failure_at = None if is_test_file(path) else (path, line)
         self.events.emit(_finished_event(step, obs))
         shown = obs
-        if parsed.file_write is None and (repeat := self.recent_outputs.seen(step, command, obs)):
+        if (
+            parsed.file_write is None
+            and self.policies.on("repeat-output")
+            and (repeat := self.recent_outputs.seen(step, command, obs))
+        ):
             shown, note = repeat
             notes = [*notes, note]
             if (read := read_file(command)) is not None:
@@ -901,7 +918,7 @@ class Agent:
 
     def _expectation(self, path: str, test_text: str, line: int) -> str | None:
         """For a failing `assert CALL == VALUE` in a test the task asks for: the value CALL gives."""
-        if not writes_tests(self._task, self.asked_files) or (compared := compared_call(test_text, line)) is None:
+        if not only_tests(self._task, self.asked_files) or (compared := compared_call(test_text, line)) is None:
             return None
         obs = self._run_at_root(compared.command, timeout=10)
         return expectation_note(path, compared, obs.output) if obs.ok else None

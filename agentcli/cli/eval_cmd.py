@@ -48,6 +48,8 @@ def eval_command(
         metavar="ADDRESS",
     ),
     ray_retries: int = typer.Option(2, "--ray-retries", help="Times a rollout is run again after its Ray worker died."),
+    profile: str = typer.Option(None, "--profile", help="The agent's policies to start from (`agentcli policies`)."),
+    policy: list[str] = typer.Option(None, "--policy", help="Switch one policy: NAME=off or NAME=on (repeatable)."),
 ) -> None:
     """Run every task of SUITE_DIR in a fresh work dir and score it with the task's tests.
 
@@ -87,6 +89,7 @@ def eval_command(
         config.model, config.sandbox, config.api_base, sampling = settings
         if temperature is not None:
             config.env["AGENTCLI_TEMPERATURE"] = f"{temperature:g}"
+        config.env.update(_policy_env(profile, policy or []))
         if samples > 1 and not sampling:
             console.print(
                 f"note: temperature 0: the {samples} rollouts of a task differ only where the model or the "
@@ -108,6 +111,7 @@ def eval_command(
         samples=samples,
         seed=everything[0].seed if everything else seed,
         temperature=sampling,
+        policies=",".join(filter(None, [profile or "", *(policy or [])])) if kind == "agentcli" else "",
         trajectories=str(traj_root),
     )
     unit = "rollouts" if samples > 1 else "tasks"
@@ -213,3 +217,12 @@ def _self_check(console, kind: str, results) -> bool:
         verdict = "every task failed with nothing done" if not wrong else "not failed as it should: " + ", ".join(wrong)
     console.print(f"self-check ({kind}): {'ok' if not wrong else 'NOT OK'}: {verdict}", markup=False)
     return not wrong
+
+
+def _policy_env(profile: str | None, switches: list[str]) -> dict[str, str]:
+    """The settings that choose each rollout's policies (checked here: a bad name fails the eval, not each run)."""
+    from agentcli.policies import DEFAULT_PROFILE, Policies
+
+    Policies.chosen(profile or DEFAULT_PROFILE, switches)
+    env = {"AGENTCLI_PROFILE": profile} if profile else {}
+    return env | ({"AGENTCLI_POLICIES": ",".join(switches)} if switches else {})

@@ -72,6 +72,8 @@ def solve(
     commit_message: str = typer.Option(None, "--commit-message", help="Message for the --branch commit."),
     output_patch: Path = typer.Option(None, "--output-patch", help="Write the change as a patch to this file."),
     apply: bool = typer.Option(True, "--apply/--no-apply", help="Keep the change in the working tree."),
+    profile: str = typer.Option(None, "--profile", help="The agent's policies to start from (`agentcli policies`)."),
+    policy: list[str] = typer.Option(None, "--policy", help="Switch one policy: NAME=off or NAME=on (repeatable)."),
 ) -> None:
     """Do TASK in the repository and show the diff; `agentcli undo` takes it back."""
     from agentcli.config import load_settings
@@ -97,6 +99,8 @@ def solve(
         "max_cost": max_cost,
         "max_tokens": max_tokens,
         "context_budget": context_budget,
+        "profile": profile,
+        "policies": policy or None,
     }
     settings = load_settings(root, flags)
     print_config_warnings(settings)
@@ -261,6 +265,7 @@ def _register_commands() -> None:
     from agentcli.cli.export_cmd import export_command
     from agentcli.cli.map_cmd import map_command
     from agentcli.cli.models_cmd import models_app
+    from agentcli.cli.policies_cmd import policies_command
     from agentcli.cli.repl_cmd import repl_command
     from agentcli.cli.resume_cmd import resume_command
     from agentcli.cli.sandbox_cmd import sandbox_app
@@ -273,6 +278,7 @@ def _register_commands() -> None:
     app.command("eval")(eval_command)
     app.command("export")(export_command)
     app.command("resume")(resume_command)
+    app.command("policies")(policies_command)
     app.add_typer(models_app, name="models")
     app.add_typer(sandbox_app, name="sandbox")
 

@@ -79,6 +79,7 @@ class RunInfo:
     samples: int = 1
     seed: int | None = None  # the first rollout's; None: the configured one
     temperature: float | None = None
+    policies: str = ""  # the profile and switches: "small-local", "general,retries=off"
     trajectories: str = ""
     started: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
@@ -145,7 +146,7 @@ def load_done(path: Path, info: RunInfo) -> list[TaskResult]:
         tasks = [TaskResult.from_dict(t) for t in data.get("tasks", [])]
     except (OSError, json.JSONDecodeError, TypeError, AttributeError) as e:
         raise UsageError(f"cannot resume from {path}: not an eval results file ({e})") from None
-    for key in ("agent", "model", "seed", "temperature"):
+    for key in ("agent", "model", "seed", "temperature", "policies"):
         if str(data.get(key, getattr(RunInfo(agent=""), key))) != str(getattr(info, key)):
             raise UsageError(
                 f"cannot resume from {path}: it holds a run with {key} {data.get(key)!r}, not {getattr(info, key)!r}"

@@ -336,11 +336,12 @@ def moved_since(root: Path, checkpoint: Checkpoint) -> bool:
 
 
 def staged_since(root: Path, checkpoint: Checkpoint) -> list[str]:
-    """Paths staged and not committed, when the index has changed since the checkpoint (else [])."""
+    """Paths staged (added or changed, not deleted: `git rm` stages a deletion as it makes it) and not
+    committed, when the index has changed since the checkpoint (else [])."""
     git = Git(root)
     if git.try_("write-tree") == checkpoint.index_tree:
         return []
-    staged = git.try_("diff", "--cached", "--name-only", "-z")
+    staged = git.try_("diff", "--cached", "--name-only", "--diff-filter=d", "-z")
     return [path for path in (staged or "").split("\0") if path]
 
 

@@ -29,6 +29,8 @@ _FENCED = re.compile(r"^```[\w-]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 # Redirections, pipes, chains, substitutions: a quoted command with any of them is not run unasked.
 _UNSAFE = re.compile(r"[<>|;&`]|\$\(")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+# An argument standing for one to fill in: `ID`, `<name>`, `{path}`, `...`.
+_PLACEHOLDER = re.compile(r"(?<=\s)(?:<[^<>\s]+>|\{[^{}\s]+\}|\[[^\[\]\s]+\]|[A-Z][A-Z_]+|\.\.\.)(?=\s|$)")
 INTERPRETERS = frozenset({"python", "python3", "bash", "sh", "node", "ruby", "perl"})
 # Tools that run a project's checks: only their test subcommand qualifies.
 TEST_RUNNERS = {"make": {"test", "check"}, "npm": {"test"}, "go": {"test"}, "cargo": {"test"}}
@@ -41,6 +43,8 @@ def first_looks(task: str, files: list[str]) -> list[str]:
     looks: list[str] = []
     for candidate in quoted:
         command = _own_input(candidate.strip().removeprefix("$ ").strip(), present)
+        if _PLACEHOLDER.search(command):
+            continue  # `python3 todo.py done ID`: a form of the command, not one to run
         if command not in looks and runs_repository_program(command, present):
             looks.append(command)
     if not looks and test_command(files) is not None:
@@ -127,6 +131,7 @@ def search_look(text: str) -> str:
 
 # A git chore names files (`debug.log` to untrack) that are not data to work on.
 _GIT_CHORE = re.compile(r"\bgit\b|\bcommit", re.IGNORECASE)
+_PROGRAM_FILE = re.compile(r"[\w./-]+\.(?:py|sh|js|ts|rb|go|rs|java|c|cpp)\b", re.IGNORECASE)
 
 
 # A task about tests or something that goes wrong: "the tests fail", "fix the bug", "crashes with".
@@ -158,7 +163,8 @@ def data_task_files(task: str, looks: list[str]) -> list[str]:
     """The data files a task whose work is the data names, in order; [] for any other task (see
     `task_hint`)."""
     programs = [look for look in looks if look != TESTS and not look.startswith(_SEARCH_PREFIX)]
-    if programs or _GIT_CHORE.search(task):
+    # A task naming a program ("the bug in parser.py that drops the last row of data.csv") is about its code.
+    if programs or _GIT_CHORE.search(task) or _PROGRAM_FILE.search(task):
         return []
     return list(dict.fromkeys(match.removeprefix("./") for match in _DATA_FILE.findall(task)))
 

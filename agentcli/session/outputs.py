@@ -42,16 +42,26 @@ def _named_files(text: str) -> list[str]:
     return list(dict.fromkeys(name.removeprefix("./") for name in _NAMED_FILE.findall(text)))
 
 
-def named_outputs(task: str, files: list[str]) -> list[str]:
+def named_outputs(task: str, files: list[str], repository_text: str = "") -> list[str]:
     """Files the task names that the repository does not have: the files it asks to be written
     ("write the ERROR line to root_cause.txt", "Convert data/users.json to data/users.csv").
 
     Not a name in a quoted command (`./count.py < file.txt` is an example of its use), nor one
-    that is short for a file here (local.json for config/local.json)."""
+    that is short for a file here (local.json for config/local.json), nor one the repository's
+    files speak of already (a program's settings file: "report.py crashes when settings.toml is
+    missing" is about the program, which reads it)."""
     present = set(files)
     basenames = {name.rsplit("/", 1)[-1] for name in files}
     prose = QUOTED.sub(lambda quoted: "" if re.search(r"\s", quoted.group(1)) else quoted.group(1), task)
-    return [name for name in _named_files(prose) if name not in present and name not in basenames]
+    return [
+        name
+        for name in _named_files(prose)
+        if name not in present and name not in basenames and not _mentions(repository_text, name)
+    ]
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(name.rsplit('/', 1)[-1])}(?![\w-])", text) is not None
 
 
 _COPY = re.compile(r"\bcop(?:y|ies|ied)\b|\bduplicate", re.IGNORECASE)
@@ -88,22 +98,9 @@ def dropped_key(name: str, text: str, task: str, read: Callable[[str], str | Non
         if lost := _lost_key(given, result):
             return (
                 f"{name} has no `{'.'.join(lost)}`, which {named} has: where both files hold an object, merge "
-                f"it key by key, do not replace it whole. A recursive function does that:\n{_DEEP_MERGE}"
+                "it key by key, do not replace it whole."
             )
     return None
-
-
-# Told to merge nested objects key by key, the 1.5B copies the missing keys over one by one.
-_DEEP_MERGE = """```python
-def merge(base, over):
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-```"""
 
 
 def _json_object(text: str) -> dict | None:

@@ -27,6 +27,7 @@ _EXAMPLES_START = re.compile(r"\b(?:e\.g\.|for example|for instance|such as|like
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?=\s+[A-Z]|\s*$)|\n\s*\n|\n\s*>>>")
 # An example value: a quoted string or a number standing alone.
 _VALUE = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'|`([^`\n]*)`|(?<![\w.\-])(-?\d+(?:\.\d+)?|None)(?![\w.]*\w)")
+_CONTRAST = re.compile(r";|\b(?:but|while|whereas|though|although|except|unless|and accept|and allow)\b", re.I)
 _EMPTY_STRING = re.compile(r"\ban empty string\b", re.IGNORECASE)
 MAX_EXAMPLES = 8
 MARK = "@@agentcli-raise@@"
@@ -72,7 +73,8 @@ def raise_sentences(text: str) -> list[tuple[str, tuple[str, ...], tuple[str, ..
         start = _EXAMPLES_START.search(sentence, error.end()) if error else None
         if error is None or start is None:
             continue
-        examples = re.split(r"[()]", sentence[start.end() :], maxsplit=1)[0]
+        # The examples end where the sentence turns to what is fine: "..., but accept strings such as "8080"".
+        examples = _CONTRAST.split(re.split(r"[()]", sentence[start.end() :], maxsplit=1)[0], maxsplit=1)[0]
         values = [_literal(m) for m in _VALUE.finditer(examples)]
         if _EMPTY_STRING.search(sentence):
             values.insert(0, "''")

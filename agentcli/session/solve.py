@@ -53,6 +53,7 @@ from agentcli.events import (
 )
 from agentcli.models.base import Model, ModelError, ModelUnavailable
 from agentcli.models.resolve import create_routed_model, default_model_name
+from agentcli.policies import Policies
 from agentcli.repo import checkpoint as cp
 from agentcli.repo import publish
 from agentcli.repo.git import GitError
@@ -87,6 +88,7 @@ from agentcli.session.outputs import (
     copied_input,
     dropped_key,
     introduced_names,
+    is_program,
     missing_name,
     named_outputs,
     output_problem,
@@ -138,6 +140,11 @@ def _python_sources(texts: dict[str, str]) -> dict[str, str]:
     return {path: text for path, text in texts.items() if path.endswith(".py") and not is_test_file(path)}
 
 
+def _code_text(texts: dict[str, str]) -> str:
+    """The text of the repository's programs (its prose, a README, left out)."""
+    return "\n".join(text for path, text in texts.items() if is_program(path))
+
+
 def _named_definition(task: str, texts: dict[str, str]) -> str | None:
     """The look at the one function or class of the repository the task names as code ("Implement
     parse_duration in durations.py"), where it is short enough to show; None otherwise."""
@@ -154,7 +161,7 @@ def _named_source(task: str, texts: dict[str, str]) -> str | None:
     """The look at the whole of the one source file the task names ("server.py always listens on port
     8000"), where it is short enough to show and the task asks for no new file (tests for it, say);
     None otherwise. Not shown it, a small model runs the server to see what it does, again and again."""
-    if named_outputs(task, list(texts)):
+    if named_outputs(task, list(texts), _code_text(texts)):
         return None
     named = [
         name
@@ -223,6 +230,7 @@ class Session:
         """`session_id`: go on with that session's journal (a resumed run); default: a new session."""
         self.root = root
         self.settings = settings
+        self.policies = Policies.chosen(settings.profile, settings.policies)
         self.use_git = use_git
         self.events = EventBus(list(listeners or []))
         self.id = session_id or new_session_id()
@@ -310,7 +318,7 @@ class Session:
 
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
-        agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context)
+        agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context, self.policies)
         checks = [
             ("unchanged", self._nothing_changed),
             ("syntax", self._broken_python),
@@ -419,16 +427,9 @@ class Session:
         if not left:
             return None
         shown = ", ".join(f"`{entry.strip()}`" for entry, _ in left[:5])
-        untracked = [path for entry, path in left if entry.startswith("??")]
-        # Told only to "add it to .gitignore", a small model sends its commit again: the commands it needs.
-        ignore = ""
-        if untracked:
-            name = untracked[0]
-            commands = f'echo {shlex.quote(name)} >> .gitignore && git add .gitignore && git commit -m "Ignore {name}"'
-            ignore = f" To have git ignore {name}: `{commands}`."
         return (
             f"The task asks for a commit, and `git status --short` still shows {shown}: commit what belongs to the "
-            f"change, or add to .gitignore what git should not track.{ignore}"
+            "change, or add to .gitignore what git should not track."
         )
 
     def _no_commit(self) -> str | None:
@@ -438,16 +439,10 @@ class Session:
             return None
         if cp.moved_since(self.root, self._checkpoint):
             return None
-        quoted = _COMMIT_MESSAGE.search(self._task)
-        message = shlex.quote(quoted.group(1)) if quoted else '"<message>"'
-        changed = [path for _, path in cp.changed_paths(self.root, self._checkpoint)][:5]
-        if not changed:
-            return (
-                "The task asks for a commit, and none has been made yet: make the change the task asks for, "
-                f"then commit it with `git commit -am {message}`."
-            )
-        files = " ".join(shlex.quote(path) for path in changed)
-        return f"The task asks for a commit, and none has been made yet: `git add {files} && git commit -m {message}`."
+        none = "The task asks for a commit, and none has been made yet:"
+        if not cp.changed_paths(self.root, self._checkpoint):
+            return f"{none} make the change the task asks for, then commit it."
+        return f"{none} `git add` what the change is made of, then `git commit`."
 
     def _failing_tests(self) -> str | None:
         """An objection to "done" while the repository's own tests fail."""
@@ -500,7 +495,8 @@ class Session:
         a small model shown them sets out to fix them. Their failures then are not held against it.
         A task that renames or replaces a text everywhere is shown every line that holds it."""
         files = list_files(self.root)
-        looks = first_looks(task, files)
+        on = self.policies.on
+        looks = first_looks(task, files) if on("first-looks") else []
         command = test_command(files)
         self._failing_before = None
         if command is not None and self.sandbox is not None:
@@ -509,10 +505,14 @@ class Session:
                 looks = [look for look in looks if look != TESTS]
             elif looks == [TESTS] and failing_tests(self.sandbox, command) is None:
                 looks = []
-        replaced = replaced_text(task)
+        replaced = replaced_text(task) if on("substitution") else None
         if replaced is not None and replaced in "\n".join(texts.values()):
             looks.append(search_look(replaced))
-        if not looks and (definition := _named_definition(task, texts) or _named_source(task, texts)) is not None:
+        if (
+            not looks
+            and on("named-code")
+            and (definition := _named_definition(task, texts) or _named_source(task, texts)) is not None
+        ):
             looks.append(definition)
         return looks
 
@@ -562,7 +562,8 @@ class Session:
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
         outcome = Outcome(status="failed", reason="not started")
         kept: _KeptAttempt | None = None
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+        most = MAX_ATTEMPTS if self.policies.on("retries") else 1
+        for attempt in range(1, most + 1):
             agent = self._prepared_agent(task, setup)
             agent.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], doubts={})
             agent.limits = dataclasses.replace(
@@ -583,7 +584,7 @@ class Session:
             time_left = deadline is None or deadline - time.monotonic() >= MIN_RETRY_SECONDS
             last = (
                 why is None
-                or attempt == MAX_ATTEMPTS
+                or attempt == most
                 or not time_left
                 or self.settings.max_steps - outcome.steps < MIN_RETRY_STEPS
             )
@@ -616,13 +617,13 @@ class Session:
         texts = self._repository_texts()
         looks = self.first_looks(task, texts)
         files = list_files(self.root)
-        outputs = named_outputs(task, files)
+        outputs = named_outputs(task, files, _code_text(texts))
         self._asked = outputs
         return _TaskSetup(
             looks=looks,
             outputs=outputs,
-            data_start=script_start(task, files, outputs, looks) or "",
-            substitution=substitution_start(task),
+            data_start=(script_start(task, files, outputs, looks) if self.policies.on("data-script") else None) or "",
+            substitution=substitution_start(task) if self.policies.on("substitution") else "",
             names=introduced_names(task, "\n".join(texts.values())),
             raises=find_raise_examples(task, _python_sources(texts)),
         )
@@ -832,9 +833,12 @@ class TaskMark:
 
 
 # "... and commit the change", not "don't commit".
-_ASKS_FOR_COMMIT = re.compile(r"(?<!not )(?<!n't )(?<!without )\bcommit\b(?!ted)", re.IGNORECASE)
-# The commit message a task gives: `with the message "Fix typo in README"`.
-_COMMIT_MESSAGE = re.compile(r"\bmessage\s+[\"“'`]([^\"”'`\n]+)[\"”'`]", re.IGNORECASE)
+# "commit the change", "and commit", "in a new commit": commit asked for, not "the last commit broke login".
+_ASKS_FOR_COMMIT = re.compile(
+    r"(?:^|[.;!]\s+|\b(?:and|then|please|also|to|must|should|(?:make|create|add|in|as) (?:a|an|one|the) (?:new )?)\s*)"
+    r"commit\b(?!ted)(?!\s+(?:broke|introduced|added|changed|removed|made|caused|is|was|has)\b)",
+    re.IGNORECASE,
+)
 # Commands of an attempt taken back that the next one is told of, at most, and characters of each.
 SHOWN_COMMANDS = 4
 SHOWN_COMMAND_CHARS = 100
@@ -945,6 +949,7 @@ def _agent(
     settings: Settings,
     approve: Approver | None = None,
     context: ContextWindow | None = None,
+    policies: Policies | None = None,
 ) -> Agent:
     limits = RunLimits(
         max_steps=settings.max_steps,
@@ -955,7 +960,7 @@ def _agent(
         max_format_errors=settings.max_format_errors,
         reply_tokens=settings.reply_tokens,
     )
-    return Agent(model, sandbox, events, limits=limits, approve=approve, context=context)
+    return Agent(model, sandbox, events, limits=limits, approve=approve, context=context, policies=policies)
 
 
 def _unless_git_broke(check: Callable[[], str | None]) -> Callable[[], str | None]:

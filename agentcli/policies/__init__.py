@@ -1,0 +1,147 @@
+"""The agent's heuristics by name: what each is for, whether it reads the task's wording, which
+profiles turn it on, and the switches (`--policy NAME=off`, `policies = [...]`) that override them.
+
+Every check, guard, first look and begun reply the loop or the session applies asks `Policies.on(name)`
+first, so any one can be switched off and its effect measured (`benchmarks/ablation.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentcli.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One heuristic: its name, why it exists (one line, for the docs and `agentcli policies`), and
+    whether it reads the task's wording (such policies are fitted to phrasings and measured apart)."""
+
+    name: str
+    why: str
+    reads_task: bool = False
+
+
+CATALOG: tuple[Policy, ...] = (
+    # Checks on "done" (an objection sends the model back to work; each is raised once).
+    Policy("failed", "DONE right after a failing command is objected to."),
+    Policy("unchecked", "DONE right after a command that changed files unseen: the change is shown first."),
+    Policy("plan", "DONE while a step of the model's own plan has had no successful command."),
+    Policy("unchanged", "DONE when the task has changed no file and made no commit."),
+    Policy("syntax", "DONE while a Python file the task changed no longer parses."),
+    Policy("empty", "DONE while a file the task created is empty."),
+    Policy("tests", "DONE while the repository's tests fail (those that failed before the task aside)."),
+    Policy("examples", "DONE while the docstring examples of a changed Python file fail."),
+    Policy("staged", "DONE with changes staged and not committed."),
+    Policy("outputs", "DONE while a file the task asks for is missing or not of its kind.", reads_task=True),
+    Policy("unrun", "DONE while a script the task asks for has not run since it changed.", reads_task=True),
+    Policy("names", "DONE while a name the task introduces appears nowhere in the repository.", reads_task=True),
+    Policy("raises", "DONE while bad input the task says must raise does not.", reads_task=True),
+    Policy("looks", "DONE while a command the task names fails or prints other than the task says.", reads_task=True),
+    Policy("code", "DONE when a task asking only for tests changed the code under test.", reads_task=True),
+    Policy("commit", "DONE without a commit, or with changes left out of it, when the task asks for one.", True),
+    # Before the first reply.
+    Policy("first-looks", "The failing tests, or the commands the task names, run before the first reply.", True),
+    Policy("named-code", "The function or short file the task names is shown before the first reply.", True),
+    Policy("data-script", "A data task's first reply is begun as a Python script over its input files.", True),
+    Policy("substitution", "A rename's first look lists every line holding the old text.", True),
+    # Around the model's commands.
+    Policy("keep-named", "A command may not change a file the task says to leave as it is.", reads_task=True),
+    Policy("named-deletion", "A file the task names is not deleted unless the task asks for it.", reads_task=True),
+    Policy("at-top", "An append of what the task wants at the top is inserted there.", reads_task=True),
+    Policy("version-history", "A version bump's sed spares the changelog's history.", reads_task=True),
+    Policy("env-variable", "A variable the program is to read is not fixed into a file or only set.", True),
+    Policy("asked-script", "A script block with no path is written to the script the task asks for.", True),
+    Policy("printed-output", "Output printed instead of written to the file the task asks for is pointed out.", True),
+    Policy("lossy-overwrite", "A `>` that lost a file's content is undone."),
+    Policy("duplicate-setting", "A `>>` that sets a key a second time in the same section is undone."),
+    Policy("broken-append", "A `>>` that leaves a Python file unparsable is undone."),
+    Policy("missing-folders", "Folders a redirect needs are made."),
+    Policy("server-stop", "A server run in the foreground is stopped after a few seconds, as no failure."),
+    Policy("offline-install", "After an install found no network, installs are refused."),
+    Policy("failure-advice", "The exact way past a script that may not run, or echo quotes that do not close."),
+    Policy("nothing-to-commit", "git's 'nothing to commit' is no failure."),
+    Policy("repeat-refusal", "The same failing command sent again is not run; a second time the run is stuck."),
+    Policy("failure-focus", "A failure's traceback is shown at the repository's code, and the fix begun there."),
+    Policy("repeat-output", "Output already shown is not shown again in full."),
+    Policy("echo-as-block", "Code echoed into a file, or sent with no path, is taken as a file write."),
+    Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
+    # The run as a whole.
+    Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),
+)
+BY_NAME = {policy.name: policy for policy in CATALOG}
+# Checks on "done" whose name is not their policy's.
+POLICY_OF_CHECK = {"uncommitted": "commit", "committed": "commit"}
+
+# Profiles: which policies a run starts from. `general` keeps what never reads the task's wording.
+PROFILES: dict[str, frozenset[str]] = {
+    "small-local": frozenset(BY_NAME),
+    "hosted": frozenset(BY_NAME),
+    "general": frozenset(p.name for p in CATALOG if not p.reads_task),
+    "none": frozenset(),
+}
+DEFAULT_PROFILE = "small-local"
+
+
+class Policies:
+    """The policies a run applies."""
+
+    def __init__(self, enabled: frozenset[str] | set[str]):
+        unknown = set(enabled) - set(BY_NAME)
+        if unknown:
+            raise ValueError(f"unknown policies: {', '.join(sorted(unknown))}")
+        self.enabled = frozenset(enabled)
+
+    def on(self, name: str) -> bool:
+        if name not in BY_NAME:
+            raise KeyError(name)  # a misspelt name in agentcli's own code
+        return name in self.enabled
+
+    @classmethod
+    def every(cls) -> Policies:
+        return cls(frozenset(BY_NAME))
+
+    @classmethod
+    def chosen(cls, profile: str, switches: list[str]) -> Policies:
+        """The profile's policies with `switches` ("NAME=off", "NAME=on") applied, in order; bad input
+        is a one-line usage error."""
+        if profile not in PROFILES:
+            raise UsageError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+        enabled = set(PROFILES[profile])
+        for switch in switches:
+            name, _, state = switch.partition("=")
+            name, state = name.strip(), state.strip().lower()
+            if name not in BY_NAME:
+                raise UsageError(f"unknown policy {name!r} (see `agentcli policies`)")
+            if state not in ("on", "off"):
+                raise UsageError(f"policy switch must be NAME=on or NAME=off, got {switch!r}")
+            (enabled.add if state == "on" else enabled.discard)(name)
+        return cls(frozenset(enabled))
+
+
+def catalogue_markdown() -> str:
+    """docs/policies.md: the catalogue as a table, generated from `CATALOG` (a test keeps them equal)."""
+    lines = [
+        "# Policies",
+        "",
+        "<!-- Generated by `agentcli policies --markdown`; edit agentcli/policies/__init__.py instead. -->",
+        "",
+        "Every heuristic the agent applies is a named policy. `--policy NAME=off` (repeatable; on `solve`,",
+        '`resume` and `eval`), `policies = ["NAME=off"]` in a config file or `AGENTCLI_POLICIES=NAME=off,...`',
+        'switches one; `--profile` (or `profile = "..."`) chooses where a run starts from:',
+        "",
+        *(
+            f"- `{name}`: {len(names)} policies" + (" (default)" if name == DEFAULT_PROFILE else "")
+            for name, names in PROFILES.items()
+        ),
+        "",
+        "`general` keeps only the policies that never read the task's wording. A policy marked *task* reads",
+        "it: such policies are fitted to phrasings, and `benchmarks/ablation.py` measures what each adds on",
+        "tasks nobody tuned them for.",
+        "",
+        "| policy | reads the task | why |",
+        "|---|---|---|",
+        *(f"| `{p.name}` | {'yes' if p.reads_task else ''} | {p.why} |" for p in CATALOG),
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,166 @@
+"""Realistic requests the agent's heuristics once got wrong: each must now let the right work through.
+
+The first five run `agentcli solve` end to end with a scripted model doing the right thing; the rest
+call the reader or check that misfired on the task's text. The instructions are worded as a user
+would write them, not as any benchmark task is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentcli.agent.guards import CommandGuards, files_to_keep
+from agentcli.session.data_script import script_start
+from agentcli.session.first_looks import first_looks
+from agentcli.session.outputs import named_outputs
+from agentcli.session.raise_examples import find_raise_examples
+from tests.conftest import git
+from tests.test_solve import objections_in, solve_json
+
+
+def _repo(tmp_path: Path, files: dict[str, str], *, commits: list[dict[str, str]] = ()) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    for change in commits:
+        for name, text in change.items():
+            (repo / name).write_text(text)
+        git(repo, "commit", "-qam", "change")
+    return repo
+
+
+def _bash(command: str) -> str:
+    return f"```bash\n{command}\n```"
+
+
+def _finished(result, events) -> list[str]:
+    """The run finished; what agentcli refused or objected to on the way."""
+    assert result.returncode == 0, result.stderr
+    assert events[-1]["status"] == "finished", events[-1]
+    return objections_in(events)
+
+
+def test_port_default_inside_single_quotes_is_written(tmp_path, write_replies):
+    repo = _repo(tmp_path, {"start.sh": "#!/bin/sh\nexec python3 -m http.server 8000\n"})
+    write = "printf '#!/bin/sh\\nexec python3 -m http.server \"${PORT:-8000}\"\\n' > start.sh"
+    replies = [_bash(write), _bash("cat start.sh"), "DONE: start.sh reads PORT."]
+    result, events = solve_json(repo, "Make start.sh use the PORT environment variable", write_replies(replies))
+    assert not _finished(result, events)
+    assert '"${PORT:-8000}"' in (repo / "start.sh").read_text()
+
+
+def test_replaced_file_may_be_deleted(tmp_path, write_replies):
+    repo = _repo(tmp_path, {"config.ini": "[app]\nname = demo\n", "app.py": "print('demo')\n"})
+    replies = [
+        "config.toml\n```toml\n[app]\nname = \"demo\"\n```",
+        _bash("rm config.ini && ls"),
+        "DONE: config.toml replaces config.ini.",
+    ]
+    result, events = solve_json(repo, "Replace config.ini with config.toml", write_replies(replies))
+    assert not _finished(result, events)
+    assert not (repo / "config.ini").exists() and (repo / "config.toml").exists()
+
+
+def test_obsolete_file_is_removed_with_git_rm(tmp_path, write_replies):
+    repo = _repo(tmp_path, {"old_utils.py": "def legacy():\n    pass\n", "main.py": "print('hi')\n"})
+    replies = [_bash("git rm -q old_utils.py && git status --short"), "DONE: old_utils.py is gone."]
+    result, events = solve_json(repo, "old_utils.py is obsolete", write_replies(replies))
+    _finished(result, events)
+    assert not (repo / "old_utils.py").exists()
+    assert not any("--cached" in e.get("command", "") for e in events if e["type"] == "command_started")
+
+
+def test_fixing_a_bad_commit_asks_for_no_new_commit(tmp_path, write_replies):
+    good = "def login(user, password):\n    return password == 'secret'\n"
+    repo = _repo(tmp_path, {"login.py": good}, commits=[{"login.py": good.replace("==", "!=")}])
+    replies = [_bash("sed -i 's/!=/==/' login.py && cat login.py"), "DONE: login compares the password again."]
+    result, events = solve_json(repo, "The last commit broke login; fix it", write_replies(replies))
+    assert not _finished(result, events)
+    assert "==" in (repo / "login.py").read_text()
+
+
+def test_append_to_gitignore_beside_a_header_at_the_top(tmp_path, write_replies):
+    repo = _repo(tmp_path, {"app.py": "print('app')\n", ".gitignore": "__pycache__/\n"})
+    replies = [
+        _bash("sed -i '1i # SPDX-License-Identifier: MIT' app.py && head -2 app.py"),
+        _bash("echo '*.log' >> .gitignore && cat .gitignore"),
+        "DONE: header added and *.log ignored.",
+    ]
+    task = "Add a license header at the top of app.py, and ignore *.log"
+    result, events = solve_json(repo, task, write_replies(replies))
+    assert not _finished(result, events)
+    assert (repo / ".gitignore").read_text() == "__pycache__/\n*.log\n"
+    assert (repo / "app.py").read_text().startswith("# SPDX-License-Identifier: MIT\n")
+
+
+def test_same_key_in_another_toml_section_is_kept(tmp_path, write_replies):
+    repo = _repo(tmp_path, {"pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff]\nline-length = 100\n'})
+    append = "printf '\\n[tool.black]\\nline-length = 100\\n' >> pyproject.toml && cat pyproject.toml"
+    replies = [_bash(append), "DONE: black uses 100 columns too."]
+    result, events = solve_json(repo, "Configure black to use a line length of 100", write_replies(replies))
+    assert not _finished(result, events)
+    assert "[tool.black]\nline-length = 100" in (repo / "pyproject.toml").read_text()
+
+
+def test_bug_in_a_parser_is_no_data_task():
+    task = "Fix the bug in parser.py that drops the last row of data.csv"
+    files = ["parser.py", "data.csv"]
+    assert script_start(task, files, named_outputs(task, files), first_looks(task, files)) is None
+
+
+def test_accepted_example_is_not_required_to_raise():
+    task = 'Make parse_port raise ValueError for ports like 0 or 70000, but accept strings such as "8080".'
+    source = "def parse_port(value):\n    return int(value)\n"
+    (found,) = find_raise_examples(task, {"ports.py": source})
+    assert found.values == ("0", "70000")
+
+
+def test_failing_test_then_fix_gets_no_expectation_from_the_buggy_code(tmp_path):
+    from agentcli.agent.expected import only_tests
+
+    assert not only_tests("Write a failing test reproducing issue 12, then fix it", [])
+    assert only_tests("Write tests for slugify in text.py", [])
+
+
+def test_public_api_of_a_file_is_no_file_to_leave_alone(tmp_path):
+    assert files_to_keep("Without changing main.py's public API, refactor main.py") == set()
+    assert files_to_keep("Fix the bug without changing test_shapes.py.") == {"test_shapes.py"}
+
+
+def test_missing_settings_file_the_program_reads_is_no_output():
+    task = "report.py crashes when settings.toml is missing"
+    code = "import tomllib\nwith open('settings.toml', 'rb') as f:\n    settings = tomllib.load(f)\n"
+    assert named_outputs(task, ["report.py"], code) == []
+    assert named_outputs("Write the totals to totals.csv", ["report.py"], code) == ["totals.csv"]
+
+
+def test_placeholder_command_is_not_run_as_a_check():
+    task = "Add a `done` subcommand: `python3 todo.py done ID` marks the item with that ID as done."
+    assert first_looks(task, ["todo.py"]) == []
+    assert first_looks("`python3 todo.py list` crashes", ["todo.py"]) == ["python3 todo.py list"]
+
+
+def test_no_objection_carries_solution_code(tmp_path):
+    """The dropped-key objection says what is wrong, not how to write the merge."""
+    from agentcli.session.outputs import dropped_key
+
+    files = {"defaults.json": {"db": {"host": "x", "port": 1}}, "local.json": {"db": {"port": 2}}}
+    read = {name: json.dumps(value) for name, value in files.items()}.get
+    task = "Write merged.json: defaults.json with local.json merged on top, nested objects key by key."
+    problem = dropped_key("merged.json", json.dumps({"db": {"port": 2}}), task, read)
+    assert problem is not None and "db.host" in problem
+    assert "def " not in problem and "```" not in problem
+
+
+def test_untracking_still_keeps_the_file(tmp_path):
+    """Where the task does say to keep the file, `git rm` keeps it on disk (the policy narrowed, not gone)."""
+    guards = CommandGuards(sandbox=None, read=lambda path: None)  # type: ignore[arg-type]
+    task = "debug.log is tracked by mistake: stop tracking it but keep the file."
+    placed = guards.placement("git rm debug.log", task)
+    assert placed is not None and placed[0] == "git rm --cached debug.log"
+    assert guards.placement("git rm debug.log", "debug.log is obsolete") is None

@@ -1,0 +1,141 @@
+"""The measurement protocol: agentcli on the dev split, the test split and the rewordings, each apart.
+
+Tasks in benchmarks/tasks/ carry `split = "dev"` or `split = "test"` in task.toml; each has two
+rewordings of its instruction (`rewordings/1.md`, `rewordings/2.md`: other words and order, the same
+requirements, judged by the same tests). Wording 0 is instruction.md itself. The test split and the
+rewordings are only scored, never read for ideas (docs/eval.md).
+
+  python3 benchmarks/protocol.py                                 # dev and test, every wording, 1.5B, Docker
+  python3 benchmarks/protocol.py --splits test --wordings 0      # the test split as written
+  python3 benchmarks/protocol.py --label general --profile general
+  python3 benchmarks/protocol.py --report                        # the table of what has run
+
+Each (split, wording) is one `agentcli eval` over a suite folder built for it, with the response
+cache off (a cached reply would repeat the last run) and `--resume`, so an interrupted run goes on.
+Results go to benchmarks/results/<label>/<split>-w<N>.json (ignored by git).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = ROOT / "benchmarks" / "tasks"
+RESULTS = ROOT / "benchmarks" / "results"
+SPLITS = ("dev", "test")
+WORDINGS = (0, 1, 2)
+
+
+def split_of(task: Path) -> str:
+    return str(tomllib.loads((task / "task.toml").read_text()).get("split", ""))
+
+
+def tasks_of(split: str, only: list[str] | None = None) -> list[Path]:
+    found = [p for p in sorted(TASKS.iterdir()) if (p / "task.toml").is_file() and split_of(p) == split]
+    return [p for p in found if not only or p.name in only]
+
+
+def build_suite(split: str, wording: int, where: Path, only: list[str] | None = None) -> Path:
+    """A suite folder holding the split's tasks with instruction N (0: the original)."""
+    suite = where / f"{split}-w{wording}"
+    shutil.rmtree(suite, ignore_errors=True)
+    for task in tasks_of(split, only):
+        instruction = task / "instruction.md" if wording == 0 else task / "rewordings" / f"{wording}.md"
+        if not instruction.is_file():
+            sys.exit(f"protocol: {task.name} has no {instruction.relative_to(task)}")
+        copy = suite / task.name
+        shutil.copytree(task, copy, ignore=shutil.ignore_patterns("rewordings", "__pycache__"))
+        shutil.copyfile(instruction, copy / "instruction.md")
+    return suite
+
+
+def run(label: str, split: str, wording: int, args: argparse.Namespace) -> Path:
+    out = RESULTS / label / f"{split}-w{wording}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    suite = build_suite(split, wording, RESULTS / label / "suites", args.tasks)
+    command = [sys.executable, "-m", "agentcli", "eval", str(suite), "--out", str(out), "--resume"]
+    command += ["--model", args.model, "--sandbox", args.sandbox, "--timeout", str(args.timeout)]
+    command += (["--profile", args.profile] if args.profile else []) + [f"--policy={p}" for p in args.policy]
+    env = {**os.environ, "AGENTCLI_CACHE": "0"}
+    print(f"== {label}: {split}, wording {wording}", flush=True)
+    subprocess.run(command, env=env, check=False)
+    return out
+
+
+def figures(paths: list[Path]) -> dict[str, float] | None:
+    """Solved, tasks, and means of steps, tokens and seconds over the results in `paths`."""
+    results = [r for p in paths if p.is_file() for r in json.loads(p.read_text())["results"]]
+    if not results:
+        return None
+    n = len(results)
+    return {
+        "solved": sum(r["reward"] == 1 for r in results),
+        "tasks": n,
+        "share": sum(r.get("test_share", 0) for r in results) / n,
+        "steps": sum(r["steps"] for r in results) / n,
+        "tokens": sum(r["tokens_in"] + r["tokens_out"] for r in results) / n,
+        "seconds": sum(r["agent_seconds"] for r in results) / n,
+    }
+
+
+# The sets reported apart: name, splits, wordings.
+SETS = (("dev", ("dev",), (0,)), ("test", ("test",), (0,)), ("rewordings", SPLITS, (1, 2)))
+
+
+def set_results(label: str, splits: tuple[str, ...], wordings: tuple[int, ...]) -> list[Path]:
+    return [RESULTS / label / f"{split}-w{wording}.json" for split in splits for wording in wordings]
+
+
+def table(labels: list[str]) -> str:
+    rows = [
+        "| run | set | solved | rate | tests passed | steps | tokens | agent s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label in labels:
+        for name, splits, wordings in SETS:
+            f = figures(set_results(label, splits, wordings))
+            if f is None:
+                continue
+            rows.append(
+                f"| {label} | {name} | {f['solved']}/{f['tasks']} | {f['solved'] / f['tasks']:.0%} | {f['share']:.2f} "
+                f"| {f['steps']:.1f} | {f['tokens']:.0f} | {f['seconds']:.0f} |"
+            )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--label", default="default", help="Where the results go, and their row in the table.")
+    parser.add_argument("--splits", nargs="+", default=list(SPLITS), choices=SPLITS)
+    parser.add_argument("--wordings", nargs="+", type=int, default=list(WORDINGS), choices=WORDINGS)
+    parser.add_argument("--tasks", nargs="+", help="Only these task ids.")
+    parser.add_argument("--model", default="local/qwen2.5-coder-1.5b")
+    parser.add_argument("--sandbox", default="docker")
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--profile", help="The agent's policy profile (agentcli policies).")
+    parser.add_argument("--policy", action="append", default=[], help="NAME=off or NAME=on (repeatable).")
+    parser.add_argument("--report", nargs="*", metavar="LABEL", help="Print the table of these labels (all: none).")
+    args = parser.parse_args()
+    if args.report is not None:
+        labels = args.report or sorted(p.name for p in RESULTS.iterdir() if p.is_dir()) if RESULTS.is_dir() else []
+        print(table(labels))
+        return
+    for split in args.splits:
+        for wording in args.wordings:
+            run(args.label, split, wording, args)
+    print(table([args.label]))
+
+
+if __name__ == "__main__":
+    main()

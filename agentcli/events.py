@@ -161,8 +161,9 @@ class CommandFinished(Event):
 class FormatError(Event):
     type: ClassVar[str] = "format_error"
     step: int
-    message: str
+    message: str  # as the model was told it
     count: int
+    verdict: str = ""  # "objection (POLICY)", "refused"; "": the reply had no usable command
 
 
 @dataclass

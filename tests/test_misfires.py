@@ -57,7 +57,7 @@ def test_port_default_inside_single_quotes_is_written(tmp_path, write_replies):
 def test_replaced_file_may_be_deleted(tmp_path, write_replies):
     repo = _repo(tmp_path, {"config.ini": "[app]\nname = demo\n", "app.py": "print('demo')\n"})
     replies = [
-        "config.toml\n```toml\n[app]\nname = \"demo\"\n```",
+        'config.toml\n```toml\n[app]\nname = "demo"\n```',
         _bash("rm config.ini && ls"),
         "DONE: config.toml replaces config.ini.",
     ]

@@ -573,7 +573,8 @@ class Agent:
         objection = self._finish_objection()
         if objection is not None:
             # After a command, its observation already stands; the objection follows it.
-            self._format_error(objection, step, command_ran=parsed.finish_after_command)
+            verdict = f"objection ({POLICY_OF_CHECK.get(self._objected, self._objected)})"
+            self._format_error(objection, step, command_ran=parsed.finish_after_command, verdict=verdict)
             if self._objected in CODE_OBJECTIONS and self._shown_definition is not None:
                 # Told what its code still gets wrong, the 1.5B answers DONE again: the definition it
                 # was shown first is where the change goes.
@@ -725,7 +726,7 @@ class Agent:
             # Told where the change goes instead, a small model sends its command again: it runs as meant.
             instead, why = placed
             if instead is None:
-                self._format_error(f"Not run: {why}", step)
+                self._format_error(f"Not run: {why}", step, verdict="refused")
                 return
             command, notes = instead, [*notes, f"{why} So your command ran as `{instead}`."]
         if parsed.file_write is not None:
@@ -748,7 +749,7 @@ class Agent:
             notes = [f"{how}.", describe_change(path, before, content), *notes]
         refusal = self.guards.refusal(command, self._task)
         if refusal is not None:
-            self._format_error(refusal, step)
+            self._format_error(refusal, step, verdict="refused")
             return
         if command.strip() == self._last_command and self._last_failure and self.policies.on("repeat-refusal"):
             # Nothing ran since: the same command fails the same way, and a small model that sees it
@@ -1073,11 +1074,11 @@ class Agent:
         files = self._listed_files(definition_search(names)) if names else []
         return (files[0], ", ".join(names)) if len(files) == 1 else None
 
-    def _format_error(self, message: str, step: int, *, command_ran: bool = False) -> None:
+    def _format_error(self, message: str, step: int, *, command_ran: bool = False, verdict: str = "") -> None:
         # Our own words, for `_echoed`: the plan the reminder quotes is the model's.
         self._told.append(message.replace(self._plan_reminder(), ""))
         self._format_errors += 1
-        self.events.emit(FormatError(step=step, message=message, count=self._format_errors))
+        self.events.emit(FormatError(step=step, message=message, count=self._format_errors, verdict=verdict))
         if self._format_errors >= self.limits.max_format_errors:
             raise _Stop("failed", f"{self._format_errors} replies in a row had no usable command")
         self.context.add("user", message if command_ran else render("format_error", error=message))

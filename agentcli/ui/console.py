@@ -120,7 +120,11 @@ class ConsoleRenderer:
 
     def _on_format_error(self, e: FormatError) -> None:
         self._stop_spinner()
-        self.console.print(f"[yellow]no usable command ({e.count}): {escape(e.message)}[/]")
+        # The person at the terminal gets the gist; the model's whole paragraph is in --json and the journal.
+        if e.verdict:
+            self.console.print(f"[yellow]{escape(e.verdict)}: {escape(gist(e.message))}[/]")
+        else:
+            self.console.print(f"[yellow]no usable command ({e.count}): {escape(gist(e.message))}[/]")
 
     def _on_nudge(self, e: Nudge) -> None:
         self.console.print(f"[yellow]looks stuck: {escape(e.reason)}; told the model[/]")
@@ -157,3 +161,13 @@ class ConsoleRenderer:
 
 def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
+
+
+GIST_CHARS = 100
+
+
+def gist(message: str) -> str:
+    """The first sentence of what the model was told, on one line, cut to GIST_CHARS."""
+    text = " ".join(message.removeprefix("Not done yet: ").removeprefix("Not run: ").split())
+    first = re.split(r"(?<=[.:!?])\s", text, maxsplit=1)[0].rstrip(":")
+    return first if len(first) <= GIST_CHARS else first[: GIST_CHARS - 3].rstrip() + "..."

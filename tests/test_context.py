@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.agent.loop import Agent, RunLimits
-from agentcli.agent.prompts import render
+from agentcli.agent.parsing import reply_gist
 from agentcli.context.digest import Digest, files_written
 from agentcli.context.summary import ModelSummarizer, SummaryRequest
 from agentcli.context.tokens import TokenCounter, model_window, tiktoken_count
@@ -25,6 +25,7 @@ from agentcli.errors import UsageError
 from agentcli.events import ContextCompacted, Event, EventBus, ModelReplied
 from agentcli.models.base import ContextLengthExceeded, Message, Reply
 from agentcli.models.scripted import ScriptedModel
+from agentcli.prompts import render
 from agentcli.sandbox.local import HostSandbox
 from tests.conftest import git
 
@@ -179,7 +180,12 @@ def test_fallback_digest_when_the_summary_is_too_long() -> None:
     main = ScriptedModel([])
     events: list[Event] = []
     context = ContextWindow(
-        main, window=2000, reply_tokens=200, summarizer=ModelSummarizer(TalkativeModel([])), on_event=events.append
+        read_reply=reply_gist,
+        model=main,
+        window=2000,
+        reply_tokens=200,
+        summarizer=ModelSummarizer(TalkativeModel([])),
+        on_event=events.append,
     )
     context.start(SYSTEM, "Task: count things.")
     for i in range(100):
@@ -195,7 +201,9 @@ def test_facts_are_extracted_then_merged_and_the_plan_repinned() -> None:
     notes = ScriptedModel(
         ["- the port is 48213\n- config is in settings.ini", "Facts:\n- nothing new", "1. tests pass"]
     )
-    context = ContextWindow(ScriptedModel([]), window=1800, reply_tokens=200, summarizer=ModelSummarizer(notes))
+    context = ContextWindow(
+        read_reply=reply_gist, model=ScriptedModel([]), window=1800, reply_tokens=200, summarizer=ModelSummarizer(notes)
+    )
     context.start(SYSTEM, "Task: count things.")
     context.set_plan(["Count", "Report"])
     for i in range(300):
@@ -253,7 +261,9 @@ def test_context_length_error_from_the_provider_is_recovered(tmp_path: Path) -> 
     # The window believes it has 8000 tokens; the provider really takes 2500.
     model = ProviderLimitModel(session_replies(80), limit=2500)
     events: list[Event] = []
-    context = ContextWindow(model, window=8000, reply_tokens=REPLY_TOKENS, on_event=events.append)
+    context = ContextWindow(
+        read_reply=reply_gist, model=model, window=8000, reply_tokens=REPLY_TOKENS, on_event=events.append
+    )
     outcome = run_session(tmp_path, model, context, events, max_steps=100)
 
     assert outcome.status == "finished", outcome.reason
@@ -266,7 +276,9 @@ def test_context_length_error_from_the_provider_is_recovered(tmp_path: Path) -> 
 def test_a_provider_that_never_accepts_fails_the_run_cleanly(tmp_path: Path) -> None:
     model = ProviderLimitModel(session_replies(10), limit=10)
     events: list[Event] = []
-    context = ContextWindow(model, window=8000, reply_tokens=REPLY_TOKENS, on_event=events.append)
+    context = ContextWindow(
+        read_reply=reply_gist, model=model, window=8000, reply_tokens=REPLY_TOKENS, on_event=events.append
+    )
     outcome = run_session(tmp_path, model, context, events)
     assert outcome.status == "failed"
     assert "does not fit the model's context window" in outcome.reason
@@ -275,7 +287,7 @@ def test_a_provider_that_never_accepts_fails_the_run_cleanly(tmp_path: Path) -> 
 
 def test_huge_task_is_cut_with_a_note() -> None:
     model = ScriptedModel([])
-    context = ContextWindow(model, window=4000, reply_tokens=500)
+    context = ContextWindow(read_reply=reply_gist, model=model, window=4000, reply_tokens=500)
     task = "Task: BEGIN " + "requirement words " * 20_000 + " END"
     context.start(SYSTEM, task)
     prompt = context.prompt()
@@ -290,7 +302,7 @@ def test_huge_task_is_cut_with_a_note() -> None:
 
 
 def test_check_task_rejects_a_budget_smaller_than_the_pinned_part() -> None:
-    context = ContextWindow(ScriptedModel([]), window=900, reply_tokens=500)
+    context = ContextWindow(read_reply=reply_gist, model=ScriptedModel([]), window=900, reply_tokens=500)
     context.check_task("small task", "/work")  # not strict: the task would be cut instead
     context.strict = True
     with pytest.raises(UsageError, match=r"context budget of 900 tokens is too small.*--context-budget \d+"):
@@ -358,13 +370,15 @@ def test_digest_records_commands_files_and_open_errors() -> None:
         {"role": "assistant", "content": "```bash\ncat > util.py <<'EOF'\nx = 1 > 2\nEOF\n```"},
         {"role": "user", "content": "[exit 0 · 0.0s]\n(no output)"},
     ]
-    assert digest.add(steps, first_step=1) == 3
+    assert digest.add(steps, first_step=1, read_reply=reply_gist) == 3
     text = digest.render(lambda t: True)
     assert "1: sed -i 's/a - b/a + b/' calc.py -> exit 0" in text
     assert "2: python3 -m pytest -q -> exit 1" in text
     assert "Files written: calc.py, util.py" in text
     assert "python3 -m pytest -q: E   ImportError: cannot import name 'mul'" in text
-    digest.add([*steps[2:3], {"role": "user", "content": "[exit 0 · 0.5s]\n1 passed"}], first_step=4)
+    digest.add(
+        [*steps[2:3], {"role": "user", "content": "[exit 0 · 0.5s]\n1 passed"}], first_step=4, read_reply=reply_gist
+    )
     assert "Errors still open" not in digest.render(lambda t: True)
     short = digest.render(lambda t: len(t) < 200)
     assert len(short) < 200 and "earlier steps not listed" in short
@@ -434,7 +448,7 @@ def test_cli_long_session_under_the_smallest_budget_that_fits(repo: Path, tmp_pa
 
 
 def test_a_folded_follow_up_task_stays_in_the_notes() -> None:
-    context = ContextWindow(ScriptedModel([]), window=1500, reply_tokens=200)
+    context = ContextWindow(read_reply=reply_gist, model=ScriptedModel([]), window=1500, reply_tokens=200)
     context.start(SYSTEM, render("task", task="count things", context=""))
     context.add("assistant", "```bash\necho 0\n```")
     context.add("user", "[exit 0 · 0.0s]\n0")

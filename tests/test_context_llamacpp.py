@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from agentcli.agent.loop import Agent, RunLimits
-from agentcli.agent.prompts import render
 from agentcli.context.tokens import TokenCounter, model_window
 from agentcli.context.window import ContextWindow, digest_only
 from agentcli.errors import ComponentUnavailable, UsageError
 from agentcli.events import ContextCompacted, Event, EventBus, ModelReplied
 from agentcli.models import store
 from agentcli.models.base import Message
+from agentcli.prompts import render
 from agentcli.sandbox.local import HostSandbox
 from tests.conftest import channel_for
 

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from agentcli.config import Settings
-from agentcli.context.tokens import estimate_tokens
+from agentcli.models.base import estimate_tokens
 from agentcli.repo.excerpts import select_excerpts
 from agentcli.repo.overview import list_files, repository_overview
 from tests.conftest import git

@@ -11,8 +11,8 @@ import typer
 from typer.testing import CliRunner
 
 from agentcli.cli.map_cmd import map_command
-from agentcli.context.tokens import estimate_tokens
 from agentcli.errors import UsageError
+from agentcli.models.base import estimate_tokens
 from agentcli.repo.mapcache import FORMAT, cache_path
 from agentcli.repo.ranking import code_identifiers, mentioned_files, pagerank, rank_tags
 from agentcli.repo.repomap import MapStats, build_repo_map, collect_tags, list_files

@@ -44,11 +44,11 @@ from agentcli.agent.parsing import (
     parse_reply,
     printed_done,
     repeating,
+    reply_gist,
     step_report,
     without_plan,
 )
 from agentcli.agent.printed import printed_not_written
-from agentcli.agent.prompts import render
 from agentcli.agent.pysource import parse
 from agentcli.agent.repair import repair
 from agentcli.agent.repeats import RecentOutputs
@@ -71,6 +71,7 @@ from agentcli.events import (
 )
 from agentcli.models.base import ContextLengthExceeded, Message, Model, ModelGaveUp, Reply
 from agentcli.policies import POLICY_OF_CHECK, Policies
+from agentcli.prompts import render
 from agentcli.sandbox.base import Observation, Sandbox
 
 # Times a prompt the provider rejected as too long is compacted harder and sent again.
@@ -230,6 +231,8 @@ class Agent:
         self.events = events
         self.limits = limits or RunLimits()
         self.context = context or ContextWindow(model, reply_tokens=self.limits.reply_tokens, on_event=events.emit)
+        if isinstance(self.context, ContextWindow):
+            self.context.read_reply = reply_gist
         self.stuck = stuck or StuckDetector()
         self.approve = approve
         # Asked in order when the model says it is done, after "did the last command fail?".

@@ -809,3 +809,10 @@ def echoed_program(command: str) -> tuple[str, str, str] | None:
             code = code.rstrip("\n").rsplit("\n", 1)[0] + "\n"  # "# Run the tests": the next command's
         return code, path, rest
     return None
+
+
+def reply_gist(text: str) -> tuple[str | None, bool]:
+    """The command a reply proposes (None: none) and whether it says the task is finished: what the
+    context window shows of a folded reply."""
+    parsed = parse_reply(text)
+    return parsed.command, parsed.finished

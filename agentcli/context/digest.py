@@ -11,8 +11,17 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentcli.agent.parsing import parse_reply
 from agentcli.models.base import Message
+
+# What a reply proposes, as the agent's reply protocol reads it: its command (None: none), and whether
+# it says the task is finished. The agent supplies it; the context knows no reply format of its own.
+ReplyReader = Callable[[str], tuple[str | None, bool]]
+
+
+def no_command(text: str) -> tuple[str | None, bool]:
+    """The reader of a window no agent has set one for: every reply is shown as its text."""
+    return None, False
+
 
 _HEADER = re.compile(r"^\[(?:exit (-?\d+)|(timed out)|(syntax error)|(no command ran))", re.MULTILINE)
 _REDIRECT = re.compile(r"(?<![0-9&])>{1,2}\s*([^\s;&|<>()]+)")
@@ -49,26 +58,25 @@ class Digest:
             open_errors=dict(data.get("open_errors", {})),
         )
 
-    def add(self, messages: list[Message], first_step: int) -> int:
+    def add(self, messages: list[Message], first_step: int, read_reply: ReplyReader = no_command) -> int:
         """Record folded messages; returns the number of steps (assistant messages) among them."""
         number = first_step - 1
         current: Step | None = None
         for message in messages:
             if message["role"] == "assistant":
                 number += 1
-                current = self._from_reply(number, message["content"])
+                current = self._from_reply(number, *read_reply(message["content"]))
                 self.steps.append(current)
             elif current is not None and current.exit_code is None and current.command is not None:
                 self._observe(current, message["content"])
         return number - first_step + 1
 
-    def _from_reply(self, number: int, text: str) -> Step:
-        parsed = parse_reply(text)
-        if parsed.finished and parsed.command is None:
+    def _from_reply(self, number: int, command: str | None, finished: bool) -> Step:
+        if finished and command is None:
             return Step(number, None, None, "finished")
-        if parsed.command is None:
+        if command is None:
             return Step(number, None, None, "no command")
-        command = parsed.command.strip()
+        command = command.strip()
         for path in files_written(command):
             self.files[path] = None
         return Step(number, command, None, "no output seen")

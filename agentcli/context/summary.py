@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentcli.agent.parsing import parse_reply
-from agentcli.agent.prompts import render
+from agentcli.context.digest import ReplyReader, no_command
 from agentcli.context.tokens import TokenCounter, model_window
 from agentcli.models.base import Message, Model
+from agentcli.prompts import render
 
 # Room kept in the summary model's own window for the instructions around the steps.
 _INSTRUCTION_ROOM = 512
@@ -38,6 +38,7 @@ class SummaryRequest:
     first_step: int  # the number of the first folded step
     limit_tokens: int  # the most the new facts may take
     max_lines: int = 8
+    read_reply: ReplyReader = no_command  # each folded reply's command, shown in its place
 
 
 class ModelSummarizer:
@@ -74,7 +75,7 @@ class ModelSummarizer:
                 task=cut_middle(request.task, 2000),
                 plan="\n".join(f"{i}. {s}" for i, s in enumerate(request.plan, 1)) or "(none written)",
                 previous="\n".join(f"- {fact}" for fact in request.previous) or "(none yet)",
-                steps=render_steps(request.steps, request.first_step, per_message),
+                steps=render_steps(request.steps, request.first_step, per_message, request.read_reply),
                 lines=str(request.max_lines),
             )
             messages: list[Message] = [{"role": "user", "content": prompt}]
@@ -83,7 +84,9 @@ class ModelSummarizer:
             per_message //= 2
 
 
-def render_steps(messages: list[Message], first_step: int, per_message: int) -> str:
+def render_steps(
+    messages: list[Message], first_step: int, per_message: int, read_reply: ReplyReader = no_command
+) -> str:
     """Folded messages as a compact log: each step's command (or reply) and what it printed."""
     parts: list[str] = []
     step = first_step - 1
@@ -91,7 +94,7 @@ def render_steps(messages: list[Message], first_step: int, per_message: int) -> 
         text = message["content"]
         if message["role"] == "assistant":
             step += 1
-            command = parse_reply(text).command
+            command, _ = read_reply(text)
             shown = f"$ {command}" if command else text
             parts.append(f"[step {step}]\n{cut_middle(shown, per_message)}")
         else:

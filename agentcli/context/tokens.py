@@ -12,18 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from agentcli.models.base import Message, Model
+from agentcli.models.base import Message, Model, estimate_message_tokens
 
 CountFn = Callable[[list[Message]], int]
 
 # What a window defaults to when a model cannot say.
 FALLBACK_WINDOW = 8192
 _CACHE_LIMIT = 8192
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token: the last resort when no tokenizer works."""
-    return max(1, (len(text) + 3) // 4)
 
 
 @cache
@@ -40,11 +35,6 @@ def tiktoken_count(messages: list[Message], encoding: str = "cl100k_base") -> in
     """OpenAI's chat accounting (3 tokens per message, 3 to prime the reply), offline."""
     enc = _tiktoken_encoding(encoding)
     return 3 + sum(4 + len(enc.encode(m["content"], disallowed_special=())) for m in messages)
-
-
-def estimate_message_tokens(messages: list[Message]) -> int:
-    """`estimate_tokens` over messages, with a few tokens of framing each."""
-    return sum(estimate_tokens(m["content"]) + 4 for m in messages)
 
 
 class TokenCounter:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentcli.context.digest import Digest
+from agentcli.context.digest import Digest, ReplyReader, no_command
 from agentcli.context.summary import (
     ModelSummarizer,
     SummaryRequest,
@@ -44,7 +44,7 @@ MIN_STEP_ROOM = 256
 # Characters per token assumed when a token budget becomes a character limit (code runs ~3-4).
 CHARS_PER_TOKEN = 3
 _MIN_OBSERVATION_CHARS = 400
-# How a task message starts (agentcli/agent/prompts/task.md).
+# How a task message starts (agentcli/prompts/task.md).
 _TASK_PREFIX = "Task: "
 
 
@@ -86,6 +86,7 @@ class ContextWindow:
         low_water: float = 0.25,
         min_fold: float = 0.5,
         counter: TokenCounter | None = None,
+        read_reply: ReplyReader = no_command,
     ):
         if not 0 < low_water < high_water <= 1:
             raise ValueError("need 0 < low_water < high_water <= 1")
@@ -99,6 +100,7 @@ class ContextWindow:
         self.compactions = 0
         self.fallbacks = 0
         self.strict = False  # True: a task too big for the window is an error, not cut
+        self.read_reply = read_reply  # the agent sets its reply protocol's reader
         self._reset("", "")
 
     def _reset(self, system: str, task: str) -> None:
@@ -151,7 +153,7 @@ class ContextWindow:
     def check_task(self, task: str, workdir: str) -> None:
         """For a strict window (a budget the user set): fail at once if `task` leaves no room for steps."""
         if self.strict:
-            from agentcli.agent.prompts import render
+            from agentcli.prompts import render
 
             self.check_pinned(render("system", workdir=workdir), render("task", task=task.strip(), context=""))
 
@@ -310,7 +312,7 @@ class ContextWindow:
         before = self.tokens()
         folded, self.recent = self.recent[:count], self.recent[count:]
         first = self.folded_steps + 1
-        self.folded_steps += self.digest.add(folded, first)
+        self.folded_steps += self.digest.add(folded, first, self.read_reply)
         # Follow-up tasks (a REPL session) stay in view: they are as binding as the first one.
         self.requests += [m["content"] for m in folded if m["role"] == "user" and m["content"].startswith(_TASK_PREFIX)]
         fallback = self._update_notes(folded, first)
@@ -350,6 +352,7 @@ class ContextWindow:
             steps=folded,
             first_step=first,
             limit_tokens=facts_limit,
+            read_reply=self.read_reply,
         )
         try:
             new = parse_facts(self.summarize(request), request.max_lines)

@@ -126,3 +126,13 @@ class ModelWrapper:
         if name.startswith("_") or name in ("wrapped", "inner", "active"):
             raise AttributeError(name)
         return getattr(self.wrapped, name)
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: the last resort when no tokenizer works."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def estimate_message_tokens(messages: list[Message]) -> int:
+    """`estimate_tokens` over messages, with a few tokens of framing each."""
+    return sum(estimate_tokens(m["content"]) + 4 for m in messages)

@@ -16,6 +16,7 @@ from agentcli.models.base import (
     RequestRejected,
     StreamCallback,
     Usage,
+    estimate_message_tokens,
 )
 from agentcli.models.offline import prepare_offline_environment
 from agentcli.models.ratelimit import RateLimiter
@@ -142,7 +143,7 @@ class LiteLLMModel:
         litellm = _litellm()
         estimate = 0
         if self.limiter is not None and self.limiter.active:
-            estimate = _estimate_tokens(messages) + (max_tokens or 0)
+            estimate = estimate_message_tokens(messages) + (max_tokens or 0)
             self.limiter.acquire(estimate)
         started = time.monotonic()
         try:
@@ -251,12 +252,6 @@ def _translate(litellm, error: Exception) -> Exception:
     if isinstance(error, exc.BadRequestError | exc.UnprocessableEntityError):
         return RequestRejected(f"request rejected: {message}")
     return ModelUnavailable(message)
-
-
-def _estimate_tokens(messages: list[Message]) -> int:
-    from agentcli.context.tokens import estimate_message_tokens
-
-    return estimate_message_tokens(messages)
 
 
 def _short(error: Exception) -> str:

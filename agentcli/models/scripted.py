@@ -5,9 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcli.context.tokens import estimate_message_tokens, estimate_tokens
 from agentcli.errors import UsageError
-from agentcli.models.base import Message, ModelGaveUp, Reply, StreamCallback, Usage
+from agentcli.models.base import (
+    Message,
+    ModelGaveUp,
+    Reply,
+    StreamCallback,
+    Usage,
+    estimate_message_tokens,
+    estimate_tokens,
+)
 
 
 class ScriptedModel:

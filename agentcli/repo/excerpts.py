@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli import untrusted
-from agentcli.context.tokens import estimate_tokens
+from agentcli.models.base import estimate_tokens
 from agentcli.repo.ranking import mentioned_files, mentioned_identifiers, stem_matches
 
 # Beyond this size a file is never read whole for the overview.

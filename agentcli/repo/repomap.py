@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli import untrusted
-from agentcli.context.tokens import estimate_tokens
 from agentcli.errors import UsageError
+from agentcli.models.base import estimate_tokens
 from agentcli.repo.git import Git, GitError
 from agentcli.repo.mapcache import TagCache, cache_path
 from agentcli.repo.ranking import (

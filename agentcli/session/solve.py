@@ -691,14 +691,16 @@ class Session:
         if checkpoint is not None:
             self._uncommitted_before = cp.uncommitted_entries(self.root)
 
-    def begin_task(self, written_by_us: tuple[Path, ...] = ()) -> TaskMark:
-        """Checkpoint the repository before a task; the first checkpoint is named after the session.
+    def begin_task(self, written_by_us: tuple[Path, ...] = (), *, task: str = "") -> TaskMark:
+        """Checkpoint the repository before `task` (its checks on "done" read it); the first checkpoint
+        is named after the session.
 
         Files agentcli itself writes inside the repository (its redirected output, the patch file)
         are left out of the checkpoint and of the change.
         """
         checkpoint = None
         ignored: set[str] = set()
+        self._task = task or self._task
         if self.use_git:
             self._tasks += 1
             name = self.id if self._tasks == 1 else f"{self.id}-{self._tasks}"

@@ -1,4 +1,5 @@
-"""Prompt templates, kept as files beside this module so they read as prose."""
+"""Prompt templates, kept as files beside this module so they read as prose; the agent and the context
+window (its summary prompt) both render them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from importlib import resources
 
 @cache
 def template(name: str) -> str:
-    return resources.files("agentcli.agent").joinpath("prompts", f"{name}.md").read_text()
+    return resources.files("agentcli.prompts").joinpath(f"{name}.md").read_text()
 
 
 def render(name: str, **values: str) -> str:

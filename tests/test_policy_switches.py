@@ -1,0 +1,121 @@
+"""Each policy, one scenario: with the policy on the agent does what its `why` says; switched off, not.
+
+The loop runs with the scripted model in a real host sandbox in a temporary folder; what a policy did
+shows as a verdict (a refused command or an objection), a note on a command, or the file it kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from agentcli.agent.loop import Agent, RunLimits
+from agentcli.events import CommandStarted, Event, EventBus, FormatError, Notice
+from agentcli.models.scripted import ScriptedModel
+from agentcli.policies import Policies
+from agentcli.sandbox.local import HostSandbox
+from tests.conftest import channel_for
+
+
+@dataclass
+class Scenario:
+    policy: str
+    task: str
+    replies: list[str]
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def bash(command: str) -> str:
+    return f"```bash\n{command}\n```"
+
+
+SCENARIOS = [
+    Scenario("failed", "make it", [bash("false"), "DONE: made"]),
+    Scenario("unchecked", "make it", [bash("echo 1 > a.txt"), "DONE: made"]),
+    Scenario("plan", "make it", ["1. Make a.\n2. Make b.\n" + bash("echo a > a.txt"), "DONE: ok", "DONE: ok", "DONE"]),
+    Scenario("repeat-refusal", "make it", [bash("ls missing-dir"), "Again.\n" + bash("ls missing-dir"), "DONE: no"]),
+    Scenario("lossy-overwrite", "make it", [bash("echo x > notes.txt"), "DONE: ok"], {"notes.txt": "a\nb\nc\n"}),
+    Scenario(
+        "duplicate-setting", "set it", [bash("echo 'port = 9' >> app.toml"), "DONE: ok"], {"app.toml": "port = 8\n"}
+    ),
+    Scenario(
+        "broken-append",
+        "fix it",
+        [bash("echo 'def f(:' >> mod.py"), "DONE: ok"],
+        {"mod.py": "def g():\n    return 1\n"},
+    ),
+    Scenario("missing-folders", "write it", [bash("echo hi > out/a.txt"), "DONE: ok"]),
+    Scenario(
+        "env-variable",
+        "Make run.sh read the PORT environment variable",
+        [bash('echo "serve $PORT" > run.sh'), "DONE: ok"],
+        {"run.sh": "serve 8000\n"},
+    ),
+    Scenario(
+        "keep-named",
+        "Fix the code without changing data.csv.",
+        [bash("echo x > data.csv"), "DONE: ok"],
+        {"data.csv": "a,b\n"},
+    ),
+    Scenario(
+        "at-top",
+        "Add the line 'draft' at the top of notes.md",
+        [bash("echo draft >> notes.md"), "DONE: ok"],
+        {"notes.md": "one\n"},
+    ),
+    Scenario(
+        "named-deletion",
+        "Stop tracking cache.db but keep the file.",
+        [bash("rm cache.db"), "DONE: ok"],
+        {"cache.db": "x\n"},
+    ),
+    Scenario("echo-as-block", "write it", [bash("echo 'import os' > m.py\necho 'print(os.sep)' >> m.py"), "DONE: ok"]),
+    Scenario("resample", "make it", [bash("echo a"), bash("echo a"), "DONE: ok", "DONE: ok"]),
+]
+
+
+def run(scenario: Scenario, tmp_path: Path, on: bool) -> list[Event]:
+    root = tmp_path / ("on" if on else "off")
+    root.mkdir()
+    for name, text in scenario.files.items():
+        (root / name).write_text(text)
+    seen: list[Event] = []
+    policies = Policies.chosen("small-local", [] if on else [f"{scenario.policy}=off"])
+    with HostSandbox(root, channel_for(root)) as box:
+        agent = Agent(
+            ScriptedModel(scenario.replies), box, EventBus([seen.append]), limits=RunLimits(), policies=policies
+        )
+        agent.run(scenario.task)
+    return seen
+
+
+def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
+    """Whether the policy left a trace: a verdict, a note, a rewritten command, or a file kept."""
+    told = " ".join(e.message for e in events if isinstance(e, FormatError))
+    notes = " ".join(" ".join(e.notes) for e in events if isinstance(e, CommandStarted))
+    checks: dict[str, Callable[[], bool]] = {
+        "failed": lambda: "last command failed" in told,
+        "unchecked": lambda: "showed nothing of the result" in told,
+        "plan": lambda: "step 2 of your plan" in told,
+        "repeat-refusal": lambda: "exact command just before" in told,
+        "lossy-overwrite": lambda: (root / "notes.txt").read_text() == "a\nb\nc\n",
+        "duplicate-setting": lambda: (root / "app.toml").read_text() == "port = 8\n",
+        "broken-append": lambda: (root / "mod.py").read_text() == "def g():\n    return 1\n",
+        "missing-folders": lambda: (root / "out" / "a.txt").is_file(),
+        "env-variable": lambda: (root / "run.sh").read_text() == "serve 8000\n",
+        "keep-named": lambda: (root / "data.csv").read_text() == "a,b\n",
+        "at-top": lambda: (root / "notes.md").read_text() == "draft\none\n",
+        "named-deletion": lambda: (root / "cache.db").is_file(),
+        "echo-as-block": lambda: "taken as a block" in notes,
+        "resample": lambda: any(isinstance(e, Notice) and "asking again" in e.message for e in events),
+    }
+    return checks[scenario.policy]()
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.policy for s in SCENARIOS])
+def test_policy_acts_only_when_on(scenario: Scenario, tmp_path: Path):
+    assert acted(scenario, run(scenario, tmp_path, on=True), tmp_path / "on"), "on: the policy did nothing"
+    assert not acted(scenario, run(scenario, tmp_path, on=False), tmp_path / "off"), "off: the policy still acted"

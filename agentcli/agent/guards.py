@@ -333,19 +333,14 @@ class CommandGuards:
         text = self.read(path)
         if text is None:
             return None
-        lacks, commands = [], []
+        lacks = []
         if denied:
             lacks.append("is not executable")
-            commands.append(f"chmod +x {shlex.quote(path)}")
         line = INTERPRETER_LINES.get("." + path.rsplit(".", 1)[-1]) if "." in path else None
         if line and not text.startswith("#!"):
-            lacks.append("has no interpreter line, which a script run directly needs first")
-            commands.append(f"sed -i {shlex.quote('1i ' + line)} {shlex.quote(path)}")
-        if not commands:
-            return None
-        # As a block to send: told the commands inline, a small model answers DONE.
-        block = "\n".join(commands)
-        return f"{path} {' and '.join(lacks)}. Run:\n```bash\n{block}\n```"
+            lacks.append(f"has no interpreter line (such as `{line}`), which a script run directly needs first")
+        # What is missing, not the commands that add it: those would be the task's solution.
+        return f"{path} {' and '.join(lacks)}." if lacks else None
 
     def make_missing_folders(self, command: str) -> str | None:
         """Make the folders of the repository that `command` redirects into and lacks (unless it makes

@@ -343,6 +343,22 @@ def test_commit_the_session_changes(failing_repo: Path, write_replies, start):
     assert term.wait_exit() == 0
 
 
+def test_a_task_asking_for_a_commit_is_checked_for_one_in_the_session_too(failing_repo: Path, write_replies, start):
+    replies = [
+        "```bash\nsed -i 's/a - b/a + b/' calc.py && python3 -m pytest -q\n```",
+        "DONE: fixed",
+        "```bash\ngit commit -qam 'Fix add' && git log --oneline -1\n```",
+        "DONE: fixed and committed",
+    ]
+    term = start(failing_repo, "repl", "--model", write_replies(replies), "--sandbox", "host", "--mode", "full-auto")
+    term.type("fix the failing test and commit the fix")
+    term.expect("finished")
+    assert "objection (commit): The task asks for a commit, and `git status --short` still shows" in term.text
+    assert git(failing_repo, "log", "-1", "--format=%s").strip() == "Fix add"
+    term.key("\x04")
+    assert term.wait_exit() == 0
+
+
 def test_follow_up_task_keeps_history_and_clear_starts_over(failing_repo: Path, write_replies, start, tmp_path: Path):
     replies = [
         "```bash\necho first\n```",

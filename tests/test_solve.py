@@ -702,13 +702,11 @@ def test_done_with_files_left_uncommitted_where_the_task_asks_for_a_commit_is_qu
     objections = objections_in(events)
     assert len(objections) == 1
     assert "The task asks for a commit, and `git status --short` still shows `?? calc.py`" in objections[0]
-    assert (
-        "To have git ignore calc.py: `echo calc.py >> .gitignore && git add .gitignore && git commit" in objections[0]
-    )
+    assert "echo calc.py" not in objections[0]  # what is wrong, not the commands that are the task's solution
     assert "notes.txt" not in objections[0]  # untracked before the task: not the task's
 
 
-def test_done_without_the_commit_the_task_asks_for_is_questioned_with_the_command(failing_repo: Path, write_replies):
+def test_done_without_the_commit_the_task_asks_for_is_questioned(failing_repo: Path, write_replies):
     # git-branch-commit: the branch made and switched to, then DONE, and DONE again, with no commit on it.
     replies = [
         "```bash\ngit checkout -q -b fix/add && git branch --show-current\n```",
@@ -723,7 +721,7 @@ def test_done_without_the_commit_the_task_asks_for_is_questioned_with_the_comman
     assert len(objections) == 2 and "No file in the repository has changed yet" in objections[0]
     assert objections[1].startswith(
         "Not done yet: The task asks for a commit, and none has been made yet: make the change the task asks "
-        "for, then commit it with `git commit -am 'Fix add'`."
+        "for, then commit it."
     )
     assert result.returncode == 0 and events[-1]["summary"] == "committed"
     assert git(failing_repo, "log", "-1", "--format=%s", "fix/add").strip() == "Fix add"

@@ -8,7 +8,6 @@ import os
 import re
 import shlex
 import signal
-import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -17,9 +16,7 @@ from pathlib import Path
 from agentcli import untrusted
 from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
-from agentcli.agent.expected import only_tests
 from agentcli.agent.loop import (
-    FIRST_LOOK_TIMEOUT,
     OUTPUT_OBJECTION,
     Agent,
     Approver,
@@ -28,8 +25,7 @@ from agentcli.agent.loop import (
     RunLimits,
     lines_look,
 )
-from agentcli.agent.pysource import syntax_error
-from agentcli.agent.tracebacks import excerpt, is_test_file
+from agentcli.agent.tracebacks import is_test_file
 from agentcli.config import Settings
 from agentcli.context.window import ContextWindow, context_for_run
 from agentcli.errors import (
@@ -60,40 +56,40 @@ from agentcli.repo.git import GitError
 from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
 from agentcli.repo.repomap import MAX_FILE_BYTES
-from agentcli.sandbox.base import Observation, Sandbox
+from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.checks import (
-    failed_ids,
-    failing_command,
-    failing_examples,
     failing_tests,
-    has_examples,
     test_command,
 )
 from agentcli.session.data_script import script_start
 from agentcli.session.definitions import named_as_code, named_definitions
+from agentcli.session.done import (
+    REPOSITORY_CHECKS,
+    TaskState,
+    failing_examples_now,
+    failing_look,
+    failing_raises,
+    failing_tests_now,
+    output_problems,
+)
 from agentcli.session.first_looks import (
     TESTS,
     concerns_failures,
-    expected_outputs,
     first_looks,
     replaced_text,
-    runs_repository_program,
     search_look,
     substitution_start,
     task_hint,
 )
 from agentcli.session.journal import Journal, new_session_id, sessions_dir
 from agentcli.session.outputs import (
-    copied_input,
-    dropped_key,
     introduced_names,
     is_program,
     missing_name,
     named_outputs,
-    output_problem,
 )
-from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples, find_raise_examples
+from agentcli.session.raise_examples import RaiseExamples, find_raise_examples
 from agentcli.session.steps import StepMarker
 from agentcli.session.tokens import TokenLog
 from agentcli.session.undo import record_ignored
@@ -319,170 +315,22 @@ class Session:
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
         agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context, self.policies)
-        checks = [
-            ("unchanged", self._nothing_changed),
-            ("syntax", self._broken_python),
-            ("empty", self._empty_new_file),
-            ("code", self._changed_code_under_test),
-            ("staged", self._staged_not_committed),
-            ("uncommitted", self._left_uncommitted),
-            ("committed", self._no_commit),
+        checks: list[tuple[str, Callable[[], str | None]]] = [
+            (name, lambda check=check: check(self.task_state())) for name, check in REPOSITORY_CHECKS.items()
         ]
         if approve is None:  # where commands need the user's approval, none runs unasked
-            checks += [("tests", self._failing_tests), ("examples", self._failing_examples)]
+            checks += [
+                ("tests", lambda: failing_tests_now(self.task_state(), self.sandbox, self.notify)),
+                ("examples", lambda: failing_examples_now(self.task_state(), self.sandbox, self.notify)),
+            ]
         agent.finish_checks = [(name, _unless_git_broke(check)) for name, check in checks]
         return agent
 
-    def _nothing_changed(self) -> str | None:
-        """An objection to "done" when the current task has changed no file and made no commit (asked
-        once per task; a commit that only stops tracking a file changes none)."""
-        if self._checkpoint is None or cp.changed_paths(self.root, self._checkpoint):
-            return None
-        if cp.moved_since(self.root, self._checkpoint):
-            return None
-        # Said done after only looking, a small model needs the way to make a change as much as the news.
-        return (
-            "No file in the repository has changed yet, so the task is not done. To change a file, write its path "
-            "on a line, then a fenced block with its new content (for Python, the complete functions you change)."
+    def task_state(self) -> TaskState:
+        """What the checks on "done" know of the task at hand, as it stands now."""
+        return TaskState(
+            self.root, self._checkpoint, self._task, self._asked, self._uncommitted_before, self._failing_before
         )
-
-    def _output_problem(self, outputs: list[str], task: str) -> str | None:
-        """An objection to "done" while a file the task names, and asks for, does not exist, or is not
-        what the task says (see `output_problem`)."""
-        for name in outputs:
-            text = untrusted.try_read_text(self.root, name)
-            if text is None:
-                return f"{name}, which the task names, does not exist: write it (the task's result goes in that file)."
-            if problem := output_problem(name, text, task, only_output=len(outputs) == 1):
-                return problem
-            for check in (copied_input, dropped_key):
-                if problem := check(name, text, task, self._read_text):
-                    return problem
-        return None
-
-    def _empty_new_file(self) -> str | None:
-        """An objection to "done" while a file the task created is empty (`touch` taken for the work)."""
-        if self._checkpoint is None:
-            return None
-        for status, path in cp.changed_paths(self.root, self._checkpoint):
-            found = untrusted.lstat(self.root, path)
-            if status == "A" and found is not None and stat.S_ISREG(found.st_mode) and found.st_size == 0:
-                return f"{path} was created but is empty: write its content."
-        return None
-
-    def _broken_python(self) -> str | None:
-        """An objection to "done" while a Python file the task changed no longer parses."""
-        if self._checkpoint is None:
-            return None
-        for status, path in cp.changed_paths(self.root, self._checkpoint):
-            if status == "D" or not path.endswith(".py") or (text := untrusted.try_read_text(self.root, path)) is None:
-                continue
-            if (e := syntax_error(text)) is not None:
-                shown = excerpt(text, e.lineno or 0)
-                return f"{path} no longer parses (SyntaxError: {e.msg}, line {e.lineno}):\n{shown}"
-        return None
-
-    def _changed_code_under_test(self) -> str | None:
-        """An objection to "done" when a task that asks only for tests changed the Python code they
-        test (a small model "fixes" the function its own wrong expectation fails on)."""
-        if self._checkpoint is None or not only_tests(self._task, self._asked):
-            return None
-        changed = [
-            path
-            for status, path in cp.changed_paths(self.root, self._checkpoint)
-            if status == "M" and path.endswith(".py") and not is_test_file(path)
-        ]
-        if not changed:
-            return None
-        # The file as the task found it, the user's own uncommitted edits included.
-        back = " && ".join(f"git show {self._checkpoint.tree}:{shlex.quote(p)} > {shlex.quote(p)}" for p in changed)
-        return (
-            f"the task asks for tests of the code as it is, and {', '.join(changed)} was changed: put it back "
-            f"(`{back}`) and make the tests expect what the code does."
-        )
-
-    def _staged_not_committed(self) -> str | None:
-        """An objection to "done" when the task staged changes and left them uncommitted: a git chore
-        stopped halfway (small models take `git add` for the commit)."""
-        if self._checkpoint is None:
-            return None
-        staged = cp.staged_since(self.root, self._checkpoint)
-        if not staged:
-            return None
-        shown = ", ".join(staged[:5]) + (f" and {len(staged) - 5} more" if len(staged) > 5 else "")
-        return (
-            f'Changes are staged but not committed ({shown}): commit them with `git commit -m "<message>"`, '
-            "or unstage them if the task asks for no commit."
-        )
-
-    def _left_uncommitted(self) -> str | None:
-        """An objection to "done" when the task asks for a commit and leaves files it changed, or made,
-        uncommitted (`?? debug.log` after "stop tracking it, add it to .gitignore and commit")."""
-        if self._checkpoint is None or not _ASKS_FOR_COMMIT.search(self._task):
-            return None
-        own = set(self._checkpoint.exclude)
-        # A porcelain line is two status letters, a space, then the path (quoted where it has to be).
-        entries = sorted(cp.uncommitted_entries(self.root) - self._uncommitted_before)
-        left = [(entry, path) for entry in entries if (path := entry[3:].strip('"')) not in own]
-        if not left:
-            return None
-        shown = ", ".join(f"`{entry.strip()}`" for entry, _ in left[:5])
-        return (
-            f"The task asks for a commit, and `git status --short` still shows {shown}: commit what belongs to the "
-            "change, or add to .gitignore what git should not track."
-        )
-
-    def _no_commit(self) -> str | None:
-        """An objection to "done" when the task asks for a commit and HEAD is at the commit it was at
-        (a branch made and switched to, the change never committed on it)."""
-        if self._checkpoint is None or not _ASKS_FOR_COMMIT.search(self._task):
-            return None
-        if cp.moved_since(self.root, self._checkpoint):
-            return None
-        none = "The task asks for a commit, and none has been made yet:"
-        if not cp.changed_paths(self.root, self._checkpoint):
-            return f"{none} make the change the task asks for, then commit it."
-        return f"{none} `git add` what the change is made of, then `git commit`."
-
-    def _failing_tests(self) -> str | None:
-        """An objection to "done" while the repository's own tests fail."""
-        command = test_command(list_files(self.root), every=self._failing_before is not None)
-        if command is None or self.sandbox is None:
-            return None
-        self.notify(f"checking before finishing: {command}")
-        failure = failing_tests(self.sandbox, command)
-        if failure and self._failing_before and failed_ids(failure) <= failed_ids(self._failing_before):
-            return None  # they failed so before the task, which does not speak of them
-        return failure
-
-    def _failing_examples(self) -> str | None:
-        """An objection to "done" while the docstring examples of a Python file the task changed fail."""
-        if self._checkpoint is None or self.sandbox is None:
-            return None
-        changed = [
-            path
-            for status, path in cp.changed_paths(self.root, self._checkpoint)
-            if status != "D" and path.endswith(".py") and not is_test_file(path)
-        ]
-        with_examples = [path for path in changed if has_examples(untrusted.try_read_text(self.root, path) or "")]
-        if with_examples:
-            self.notify(f"checking before finishing: the examples in {', '.join(with_examples)}")
-        return failing_examples(self.sandbox, with_examples)
-
-    def _failing_look(self, task: str, looks: list[str], advise: Callable[[Observation], str | None]) -> str | None:
-        """An objection to "done" while a command the task names fails (with the way past the failure that
-        `advise` knows, as after the model's own command), or prints other than the task says."""
-        if self.sandbox is None:
-            return None
-        expected = expected_outputs(task)
-        files = set(list_files(self.root))
-        named = [*(c for c in looks if c != TESTS), *(c for c in expected if c not in looks)]
-        for command in named:
-            if not runs_repository_program(command, files):
-                continue
-            if failure := failing_command(self.sandbox, command, expected.get(command), FIRST_LOOK_TIMEOUT, advise):
-                return failure
-        return None
 
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)
@@ -516,10 +364,6 @@ class Session:
             looks.append(definition)
         return looks
 
-    def _read_text(self, name: str) -> str | None:
-        """The text of the repository file `name`, or None where there is no such file to read."""
-        return untrusted.try_read_text(self.root, name)
-
     def _repository_texts(self) -> dict[str, str]:
         """The text of each file of the repository (those over the repository map's size limit left out)."""
         texts: dict[str, str] = {}
@@ -534,17 +378,6 @@ class Session:
     def _repository_text(self) -> str:
         """The text of every file of the repository, as one."""
         return "\n".join(self._repository_texts().values())
-
-    def _failing_raises(self, examples: list[RaiseExamples]) -> str | None:
-        """An objection to "done" while bad input the task (or a docstring it points to) says must raise
-        an error does not raise it."""
-        if self.sandbox is None:
-            return None
-        for each in examples:
-            self.notify(f"checking before finishing: {each.target} on the bad input {each.source} gives")
-            if (problem := failing_raise_examples(self.sandbox, each)) is not None:
-                return problem
-        return None
 
     def attempts(self, task: str, mark: TaskMark) -> Outcome:
         """Run the task; an attempt that went wrong is taken back and the task tried afresh, sampling.
@@ -635,13 +468,13 @@ class Session:
         agent.first_reply_start = setup.data_start
         agent.unchanged_start = setup.substitution
         outputs, names, raises, looks = setup.outputs, setup.names, setup.raises, setup.looks
-        agent.finish_checks.insert(0, (OUTPUT_OBJECTION, lambda: self._output_problem(outputs, task)))
+        agent.finish_checks.insert(0, (OUTPUT_OBJECTION, lambda: output_problems(self.root, outputs, task)))
         if names:
             agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))
         if raises:
-            agent.finish_checks.append(("raises", lambda: self._failing_raises(raises)))
+            agent.finish_checks.append(("raises", lambda: failing_raises(self.sandbox, raises, self.notify)))
         advise = agent.guards.failure_advice
-        agent.finish_checks.append(("looks", lambda: self._failing_look(task, looks, advise)))
+        agent.finish_checks.append(("looks", lambda: failing_look(self.root, self.sandbox, task, looks, advise)))
         return agent
 
     def resume_task(self, task: str, at: Resumed, elapsed: float) -> Outcome:
@@ -835,12 +668,6 @@ class TaskMark:
 
 
 # "... and commit the change", not "don't commit".
-# "commit the change", "and commit", "in a new commit": commit asked for, not "the last commit broke login".
-_ASKS_FOR_COMMIT = re.compile(
-    r"(?:^|[.;!]\s+|\b(?:and|then|please|also|to|must|should|(?:make|create|add|in|as) (?:a|an|one|the) (?:new )?)\s*)"
-    r"commit\b(?!ted)(?!\s+(?:broke|introduced|added|changed|removed|made|caused|is|was|has)\b)",
-    re.IGNORECASE,
-)
 # Commands of an attempt taken back that the next one is told of, at most, and characters of each.
 SHOWN_COMMANDS = 4
 SHOWN_COMMAND_CHARS = 100

@@ -1,0 +1,242 @@
+"""Checks a "done" must pass that look at the repository: what the task changed, left broken, empty,
+staged or uncommitted, and whether the tests, the docstring examples, the commands the task names and
+the bad inputs it says must raise still fail. Each is a policy (`agentcli policies`); each returns the
+objection the model is sent, or None.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli import untrusted
+from agentcli.agent.expected import only_tests
+from agentcli.agent.loop import FIRST_LOOK_TIMEOUT
+from agentcli.agent.pysource import syntax_error
+from agentcli.agent.tracebacks import excerpt, is_test_file
+from agentcli.repo import checkpoint as cp
+from agentcli.repo.overview import list_files
+from agentcli.sandbox.base import Observation, Sandbox
+from agentcli.session.checks import (
+    failed_ids,
+    failing_command,
+    failing_examples,
+    failing_tests,
+    has_examples,
+    test_command,
+)
+from agentcli.session.first_looks import TESTS, expected_outputs, runs_repository_program
+from agentcli.session.outputs import copied_input, dropped_key, output_problem
+from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples
+
+Notify = Callable[[str], None]
+# "commit the change", "and commit", "in a new commit": commit asked for, not "the last commit broke login".
+ASKS_FOR_COMMIT = re.compile(
+    r"(?:^|[.;!]\s+|\b(?:and|then|please|also|to|must|should|(?:make|create|add|in|as) (?:a|an|one|the) (?:new )?)\s*)"
+    r"commit\b(?!ted)(?!\s+(?:broke|introduced|added|changed|removed|made|caused|is|was|has)\b)",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class TaskState:
+    """What the checks know of the task at hand: the repository, its state before the task, the task."""
+
+    root: Path
+    checkpoint: cp.Checkpoint | None
+    task: str = ""
+    asked: list[str] = field(default_factory=list)  # the files the task asks to be written
+    uncommitted_before: set[str] = field(default_factory=set)  # `git status` lines at the task's start
+    failing_before: str | None = None  # how the tests failed before a task that does not speak of them
+
+
+def nothing_changed(s: TaskState) -> str | None:
+    """An objection to "done" when the current task has changed no file and made no commit (asked
+    once per task; a commit that only stops tracking a file changes none)."""
+    if s.checkpoint is None or cp.changed_paths(s.root, s.checkpoint):
+        return None
+    if cp.moved_since(s.root, s.checkpoint):
+        return None
+    # Said done after only looking, a small model needs the way to make a change as much as the news.
+    return (
+        "No file in the repository has changed yet, so the task is not done. To change a file, write its path "
+        "on a line, then a fenced block with its new content (for Python, the complete functions you change)."
+    )
+
+
+def output_problems(root: Path, outputs: list[str], task: str) -> str | None:
+    """An objection to "done" while a file the task names, and asks for, does not exist, or is not
+    what the task says (see `output_problem`)."""
+    for name in outputs:
+        text = untrusted.try_read_text(root, name)
+        if text is None:
+            return f"{name}, which the task names, does not exist: write it (the task's result goes in that file)."
+        if problem := output_problem(name, text, task, only_output=len(outputs) == 1):
+            return problem
+        for check in (copied_input, dropped_key):
+            if problem := check(name, text, task, lambda path: untrusted.try_read_text(root, path)):
+                return problem
+    return None
+
+
+def empty_new_file(s: TaskState) -> str | None:
+    """An objection to "done" while a file the task created is empty (`touch` taken for the work)."""
+    if s.checkpoint is None:
+        return None
+    for status, path in cp.changed_paths(s.root, s.checkpoint):
+        found = untrusted.lstat(s.root, path)
+        if status == "A" and found is not None and stat.S_ISREG(found.st_mode) and found.st_size == 0:
+            return f"{path} was created but is empty: write its content."
+    return None
+
+
+def broken_python(s: TaskState) -> str | None:
+    """An objection to "done" while a Python file the task changed no longer parses."""
+    if s.checkpoint is None:
+        return None
+    for status, path in cp.changed_paths(s.root, s.checkpoint):
+        if status == "D" or not path.endswith(".py") or (text := untrusted.try_read_text(s.root, path)) is None:
+            continue
+        if (e := syntax_error(text)) is not None:
+            shown = excerpt(text, e.lineno or 0)
+            return f"{path} no longer parses (SyntaxError: {e.msg}, line {e.lineno}):\n{shown}"
+    return None
+
+
+def changed_code_under_test(s: TaskState) -> str | None:
+    """An objection to "done" when a task that asks only for tests changed the Python code they
+    test (a small model "fixes" the function its own wrong expectation fails on)."""
+    if s.checkpoint is None or not only_tests(s.task, s.asked):
+        return None
+    changed = [
+        path
+        for status, path in cp.changed_paths(s.root, s.checkpoint)
+        if status == "M" and path.endswith(".py") and not is_test_file(path)
+    ]
+    if not changed:
+        return None
+    # The file as the task found it, the user's own uncommitted edits included.
+    back = " && ".join(f"git show {s.checkpoint.tree}:{shlex.quote(p)} > {shlex.quote(p)}" for p in changed)
+    return (
+        f"the task asks for tests of the code as it is, and {', '.join(changed)} was changed: put it back "
+        f"(`{back}`) and make the tests expect what the code does."
+    )
+
+
+def staged_not_committed(s: TaskState) -> str | None:
+    """An objection to "done" when the task staged changes and left them uncommitted: a git chore
+    stopped halfway (small models take `git add` for the commit)."""
+    if s.checkpoint is None:
+        return None
+    staged = cp.staged_since(s.root, s.checkpoint)
+    if not staged:
+        return None
+    shown = ", ".join(staged[:5]) + (f" and {len(staged) - 5} more" if len(staged) > 5 else "")
+    return (
+        f'Changes are staged but not committed ({shown}): commit them with `git commit -m "<message>"`, '
+        "or unstage them if the task asks for no commit."
+    )
+
+
+def left_uncommitted(s: TaskState) -> str | None:
+    """An objection to "done" when the task asks for a commit and leaves files it changed, or made,
+    uncommitted (`?? debug.log` after "stop tracking it, add it to .gitignore and commit")."""
+    if s.checkpoint is None or not ASKS_FOR_COMMIT.search(s.task):
+        return None
+    own = set(s.checkpoint.exclude)
+    # A porcelain line is two status letters, a space, then the path (quoted where it has to be).
+    entries = sorted(cp.uncommitted_entries(s.root) - s.uncommitted_before)
+    left = [(entry, path) for entry in entries if (path := entry[3:].strip('"')) not in own]
+    if not left:
+        return None
+    shown = ", ".join(f"`{entry.strip()}`" for entry, _ in left[:5])
+    return (
+        f"The task asks for a commit, and `git status --short` still shows {shown}: commit what belongs to the "
+        "change, or add to .gitignore what git should not track."
+    )
+
+
+def no_commit(s: TaskState) -> str | None:
+    """An objection to "done" when the task asks for a commit and HEAD is at the commit it was at
+    (a branch made and switched to, the change never committed on it)."""
+    if s.checkpoint is None or not ASKS_FOR_COMMIT.search(s.task):
+        return None
+    if cp.moved_since(s.root, s.checkpoint):
+        return None
+    none = "The task asks for a commit, and none has been made yet:"
+    if not cp.changed_paths(s.root, s.checkpoint):
+        return f"{none} make the change the task asks for, then commit it."
+    return f"{none} `git add` what the change is made of, then `git commit`."
+
+
+def failing_tests_now(s: TaskState, sandbox: Sandbox | None, notify: Notify) -> str | None:
+    """An objection to "done" while the repository's own tests fail."""
+    command = test_command(list_files(s.root), every=s.failing_before is not None)
+    if command is None or sandbox is None:
+        return None
+    notify(f"checking before finishing: {command}")
+    failure = failing_tests(sandbox, command)
+    if failure and s.failing_before and failed_ids(failure) <= failed_ids(s.failing_before):
+        return None  # they failed so before the task, which does not speak of them
+    return failure
+
+
+def failing_examples_now(s: TaskState, sandbox: Sandbox | None, notify: Notify) -> str | None:
+    """An objection to "done" while the docstring examples of a Python file the task changed fail."""
+    if s.checkpoint is None or sandbox is None:
+        return None
+    changed = [
+        path
+        for status, path in cp.changed_paths(s.root, s.checkpoint)
+        if status != "D" and path.endswith(".py") and not is_test_file(path)
+    ]
+    with_examples = [path for path in changed if has_examples(untrusted.try_read_text(s.root, path) or "")]
+    if with_examples:
+        notify(f"checking before finishing: the examples in {', '.join(with_examples)}")
+    return failing_examples(sandbox, with_examples)
+
+
+def failing_look(
+    root: Path, sandbox: Sandbox | None, task: str, looks: list[str], advise: Callable[[Observation], str | None]
+) -> str | None:
+    """An objection to "done" while a command the task names fails (with the way past the failure that
+    `advise` knows, as after the model's own command), or prints other than the task says."""
+    if sandbox is None:
+        return None
+    expected = expected_outputs(task)
+    files = set(list_files(root))
+    named = [*(c for c in looks if c != TESTS), *(c for c in expected if c not in looks)]
+    for command in named:
+        if not runs_repository_program(command, files):
+            continue
+        if failure := failing_command(sandbox, command, expected.get(command), FIRST_LOOK_TIMEOUT, advise):
+            return failure
+    return None
+
+
+def failing_raises(sandbox: Sandbox | None, examples: list[RaiseExamples], notify: Notify) -> str | None:
+    """An objection to "done" while bad input the task (or a docstring it points to) says must raise
+    an error does not raise it."""
+    if sandbox is None:
+        return None
+    for each in examples:
+        notify(f"checking before finishing: {each.target} on the bad input {each.source} gives")
+        if (problem := failing_raise_examples(sandbox, each)) is not None:
+            return problem
+    return None
+
+
+# The checks that read only the repository and the task, by policy name (see `POLICY_OF_CHECK`).
+REPOSITORY_CHECKS: dict[str, Callable[[TaskState], str | None]] = {
+    "unchanged": nothing_changed,
+    "syntax": broken_python,
+    "empty": empty_new_file,
+    "code": changed_code_under_test,
+    "staged": staged_not_committed,
+    "uncommitted": left_uncommitted,
+    "committed": no_commit,
+}

@@ -717,7 +717,7 @@ def test_git_with_nothing_left_to_commit_is_no_failure(host):
     assert outcome.status == "finished"  # no "your last command failed" objection
 
 
-def test_a_file_the_task_names_is_not_deleted_unless_the_task_asks(host):
+def test_a_file_the_task_says_to_keep_is_not_deleted(host):
     work = Path(host.workdir)
     subprocess.run(["git", "init", "-q"], cwd=work, check=True)
     (work / "debug.log").write_text("one\n")
@@ -727,7 +727,7 @@ def test_a_file_the_task_names_is_not_deleted_unless_the_task_asks(host):
     replies = ["```bash\nrm -f old.txt debug.log\n```", "```bash\ngit rm debug.log\n```", "```bash\nls\n```"]
     Agent(ScriptedModel(replies), host, EventBus([seen.append])).run("Stop tracking debug.log in git; keep it")
     refusals = [e.message for e in seen if isinstance(e, FormatError)]
-    assert refusals == ["The task names debug.log and does not ask to delete it, so nothing was deleted."]
+    assert refusals == ["The task says to keep debug.log, so nothing was deleted."]
     assert (work / "debug.log").exists() and (work / "old.txt").exists()
     # `git rm` of it runs as `git rm --cached`: the file stays on disk, untracked.
     ran = [e for e in seen if isinstance(e, CommandStarted)]

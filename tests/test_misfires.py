@@ -13,6 +13,7 @@ from pathlib import Path
 from agentcli.agent.guards import CommandGuards, files_to_keep
 from agentcli.session.data_script import script_start
 from agentcli.session.first_looks import first_looks
+from agentcli.session.journal import sessions_dir
 from agentcli.session.outputs import named_outputs
 from agentcli.session.raise_examples import find_raise_examples
 from tests.conftest import git
@@ -164,3 +165,115 @@ def test_untracking_still_keeps_the_file(tmp_path):
     placed = guards.placement("git rm debug.log", task)
     assert placed is not None and placed[0] == "git rm --cached debug.log"
     assert guards.placement("git rm debug.log", "debug.log is obsolete") is None
+
+
+# Found by a hunt over some 90 realistic requests (none of them a benchmark task's).
+
+
+def test_a_quoted_command_that_deletes_files_is_run_but_what_it_deleted_comes_back(tmp_path, write_replies):
+    cleanup = "#!/bin/sh\nrm -rf ./*\n"
+    repo = _repo(tmp_path, {"cleanup.sh": cleanup, "app.py": "print('app')\n", "data.txt": "keep me\n"})
+    (repo / "cleanup.sh").chmod(0o755)
+    (repo / "notes.txt").write_text("the user's own, uncommitted\n")
+    fix = "cleanup.sh\n```bash\n#!/bin/sh\nrm -rf ./build\n```"
+    replies = [fix, _bash("cat cleanup.sh"), "DONE: cleanup.sh removes build/ only."]
+    task = "`./cleanup.sh` deletes everything in the current directory instead of just build/. Fix it!"
+    _, events = solve_json(repo, task, write_replies(replies))
+    first = next(e for e in events if e["type"] == "command_started" and e["step"] == 0)
+    assert first["command"] == "./cleanup.sh"
+    assert (repo / "data.txt").read_text() == "keep me\n" and (repo / "notes.txt").is_file()
+    assert (repo / "app.py").is_file()
+    journal = next(sessions_dir(repo).glob("*/events.jsonl")).read_text()
+    assert "which agentcli put back as it was" in journal
+
+
+def test_an_exit_status_the_task_asks_for_is_no_failure(tmp_path, write_replies):
+    crash = "import sys\nport = int(sys.argv[2])\nprint(port)\n"
+    repo = _repo(tmp_path, {"cli.py": crash})
+    fixed = (
+        "cli.py\n```python\nimport sys\n\ntry:\n    port = int(sys.argv[2])\nexcept ValueError:\n"
+        "    print('usage: cli.py --port NUMBER', file=sys.stderr)\n    sys.exit(2)\nprint(port)\n```"
+    )
+    replies = [fixed, _bash("python3 cli.py --port abc; echo $?"), "DONE: a usage message and exit 2."]
+    task = "Make `python3 cli.py --port abc` exit with status 2 and a usage message instead of a traceback."
+    result, events = solve_json(repo, task, write_replies(replies))
+    assert not _finished(result, events)
+
+
+def test_output_the_command_printed_before_the_task_is_no_expectation(tmp_path, write_replies):
+    repo = _repo(tmp_path, {"calc.py": "import sys\nprint(int(sys.argv[2]) + int(sys.argv[3]) + 1)\n"})
+    replies = [_bash("sed -i 's/ + 1)/)/' calc.py && python3 calc.py add 2 2"), "DONE: 2 + 2 is 4 again."]
+    task = "`python3 calc.py add 2 2` prints `5`. The off-by-one is in calc.py; fix it."
+    result, events = solve_json(repo, task, write_replies(replies))
+    assert not _finished(result, events)
+
+
+def test_keeping_something_else_does_not_keep_the_file_to_delete():
+    from agentcli.agent.guards import _named_deletion
+
+    assert _named_deletion("rm legacy.py", "Delete the unused legacy.py module and keep the test suite green.") is None
+    replace = "Replace config.ini with config.toml and keep the same settings."
+    assert _named_deletion("rm config.ini", replace) is None
+    assert _named_deletion("git rm cache.db", "Stop tracking cache.db but keep the file.") == "cache.db"
+
+
+def test_commit_as_a_noun_asks_for_no_commit():
+    from agentcli.session.done import ASKS_FOR_COMMIT
+
+    for task in ("Add a commit-msg hook that rejects empty messages", "Add the commit SHA to the image labels"):
+        assert not ASKS_FOR_COMMIT.search(task), task
+    assert ASKS_FOR_COMMIT.search("Fix the typo and commit the change.")
+
+
+def test_a_file_named_inside_a_phrase_is_not_left_alone():
+    assert files_to_keep("Refactor cli.py to use argparse without changing cli.py behaviour for users.") == set()
+    assert files_to_keep("Don't touch settings.py except to set DEBUG = False.") == set()
+
+
+def test_changing_code_and_adding_a_test_is_not_a_tests_only_task():
+    from agentcli.agent.expected import only_tests
+
+    assert not only_tests("Add caching to get_user() in users.py, and add a test for it.", [])
+    assert not only_tests("Add input validation to the signup form so the new tests pass.", [])
+    assert only_tests("Add unit tests covering the edge cases of parse_price (empty string, negative numbers).", [])
+
+
+def test_valid_examples_after_a_turn_of_the_sentence_are_not_bad_input():
+    from agentcli.session.raise_examples import raise_sentences
+
+    task = 'Make parse_duration raise ValueError for malformed strings; valid inputs look like "1h" or "30m".'
+    assert raise_sentences(task) == []
+
+
+def test_files_the_task_says_to_ignore_or_not_to_create_are_no_outputs():
+    assert named_outputs("Please ignore npm-debug.log and coverage.xml in git.", ["app.py"]) == []
+    assert named_outputs("Don't create a new settings.yaml; put the defaults in config.py", ["config.py"]) == []
+
+
+def test_a_pronoun_is_no_text_to_rename():
+    from agentcli.session.first_looks import replaced_text
+
+    assert replaced_text("The function calc is badly named; rename it to calculate_total.") is None
+    assert replaced_text("Rename the function calc to calculate_total.") == "calc"
+
+
+def test_a_line_wanted_at_the_top_goes_below_the_interpreter_line():
+    from agentcli.agent.guards import at_top
+
+    placed = at_top("echo 'set -e' >> deploy.sh", "Add set -e at the start of deploy.sh", lambda p: "#!/bin/sh\nrun\n")
+    assert placed is not None and placed[0] == "sed -i '2i set -e' deploy.sh"
+    move = "Move the constants at the top of app.py into settings.py"
+    assert at_top("echo 'X = 1' >> settings.py", move, lambda p: "Y = 2\n") is None
+
+
+def test_a_gitignore_chore_is_no_data_task():
+    task = "Add debug.log and .env to .gitignore"
+    files = ["app.py", "debug.log", ".gitignore"]
+    assert script_start(task, files, named_outputs(task, files), first_looks(task, files)) is None
+
+
+def test_content_the_task_gives_for_a_file_is_accepted():
+    from agentcli.session.outputs import output_problem
+
+    task = "Add a fixture tests/fixtures/empty.json containing just `{}` for the loader tests."
+    assert output_problem("tests/fixtures/empty.json", "{}\n", task) is None

@@ -20,12 +20,17 @@ MAX_VALUE_CHARS = 300
 _END = "AGENTCLI_EXPECTED"
 
 
-# What a task that also asks for code to change says: "write a failing test, then fix the bug".
-_CHANGES_CODE = re.compile(
-    r"\b(?:fix|bug|implement|change|update|refactor|rename|modify|make it"
-    r"|add (?:a|an|the) (?:function|method|flag|option))",
+# A task's clauses: "Add caching to get_user(), and add a test for it" is two, one of them a change of code.
+_CLAUSES = re.compile(r"[.;,:!?]\s|\band\b|\bthen\b|\balso\b", re.IGNORECASE)
+# A clause that asks for something done ("fix it", "add caching"); "make sure they pass" asks for none.
+_DOES = re.compile(
+    r"^\W*(?:please\s+)?(?:add|implement|fix|change|update|refactor|rename|modify|make(?!\s+sure)|support|"
+    r"validate|handle|remove|delete|replace|move|create|write|improve|optimi[sz]e|speed|convert|introduce|"
+    r"extend|allow|raise|return|cache|log)\b",
     re.IGNORECASE,
 )
+# A clause whose object is tests: "write tests for ...", "add a failing unit test", "cover X with tests".
+_TEST_OBJECT = re.compile(r"^\W*(?:please\s+)?\w+\s+(?:[\w-]+\s+){0,3}?tests?\b|\bwith\s+(?:\w+\s+)?tests\b", re.I)
 
 
 def writes_tests(task: str, asked_files: Iterable[str]) -> bool:
@@ -35,7 +40,9 @@ def writes_tests(task: str, asked_files: Iterable[str]) -> bool:
 
 def only_tests(task: str, asked_files: Iterable[str]) -> bool:
     """Whether the task asks for tests and for no change to the code they test."""
-    return writes_tests(task, asked_files) and _CHANGES_CODE.search(task) is None
+    if not writes_tests(task, asked_files):
+        return False
+    return not any(_DOES.search(clause) and not _TEST_OBJECT.search(clause) for clause in _CLAUSES.split(task))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ from agentcli.policies import Policies
 from agentcli.sandbox.base import Observation, Sandbox
 
 # Words of a task that asks for a file to stay: to keep it, to stop tracking it (and so not delete it).
-_KEEPS = re.compile(r"\b(?:keep|stop tracking|untrack|no longer track|leave\b[^.]*\bon disk)", re.IGNORECASE)
+_STOP_TRACKING = re.compile(r"\b(?:stop tracking|untrack|no longer track)", re.IGNORECASE)
+# A verb that asks for a file to go: its object within the clause is a file the task deletes.
+_DELETES = r"\b(?:delete|remove|rm|erase|drop|replace|rename|move|get rid of)\b[^.;,]*?"
 # `git commit` with nothing left to commit: the commit the task wants is made already.
 _COMMIT = re.compile(r"\bgit\b.*\bcommit\b")
 NOTHING_TO_COMMIT = "nothing to commit, working tree clean"
@@ -30,6 +32,8 @@ NOTHING_TO_COMMIT = "nothing to commit, working tree clean"
 _PATH_WORD = r"`?((?:[\w-]+/)*[\w.-]+\.\w+)(?!['’]\w|\w)`?"
 _LEAVE_NAMED = re.compile(
     rf"\b(?:without (?:changing|modifying|editing|touching)|do(?:n't| not) (?:change|modify|edit|touch))\s+{_PATH_WORD}"
+    # the path ends the phrase: not "without changing cli.py behaviour", "don't touch x.py except to ..."
+    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|or|so|but|at all|as it is|itself)\b)"
     rf"|{_PATH_WORD}\s+is (?:correct|right|fine) as it is\b",  # not "calc.py is correct for ints, but ..."
     re.IGNORECASE,
 )
@@ -51,6 +55,8 @@ _VERSION_BUMP = re.compile(r"\bfrom\s+`?v?(\d+(?:\.\d+)+)`?\s+to\s+`?v?\d+(?:\.\
 _HISTORY_FILE = re.compile(r"(?:^|/)(?:change(?:s|log)|history|news|releases?)(?:\.\w+)?$", re.IGNORECASE)
 # "add a heading at the top of the changelog": an append puts it at the end.
 _AT_TOP = re.compile(r"\b(?:at|to) the (?:top|beginning|start)\b|\bprepend", re.IGNORECASE)
+_TOP_OF = re.compile(r"\b(?:of|in|to)\s+(?:the\s+)?`?([\w.-]+?)`?(?=[\s.,;:]|$)", re.IGNORECASE)
+_LAST_NAMED = re.compile(r"(?:^|\s)`?([\w-]*\.?[\w-]+\.\w+|[A-Z][\w-]+)`?(?!.*\s`?[\w-]+\.\w+)", re.DOTALL)
 _CLAUSE_END = re.compile(r"[,;]|\.(?:\s|$)|\band\b|\bthen\b")
 
 
@@ -60,10 +66,11 @@ def _wanted_at_top(path: str, task: str) -> bool:
     name = path.rsplit("/", 1)[-1].lower()
     stem = name.split(".", 1)[0] if not name.startswith(".") else name
     for match in _AT_TOP.finditer(task):
-        before = _CLAUSE_END.split(task[: match.start()])[-1]
+        # The file "at the top of" names comes right after it; else the one before it in the clause.
         after = _CLAUSE_END.split(task[match.end() :], maxsplit=1)[0]
-        words = re.findall(r"[\w.-]+", f"{before} {after}".lower())
-        if name in words or stem in words:
+        before = _CLAUSE_END.split(task[: match.start()])[-1]
+        named = _TOP_OF.search(after) or _LAST_NAMED.search(before)
+        if named and named.group(1).lower() in (name, stem):
             return True
     return False
 
@@ -103,7 +110,7 @@ def at_top(command: str, task: str, read: Callable[[str], str | None]) -> tuple[
     if echoed is None:
         return None, f"{why} `sed -i '1i TEXT' {shlex.quote(path)}` inserts a line above line 1."
     line = _unquoted(echoed.group(1))
-    number = 1
+    number = 2 if text.startswith("#!") else 1  # an interpreter line stays the first
     if level := re.match(r"#+ ", line):
         number = next((i for i, old in enumerate(text.splitlines(), 1) if old.startswith(level.group(0))), 1)
     return f"sed -i {shlex.quote(f'{number}i {line}')} {shlex.quote(path)}", why
@@ -131,11 +138,14 @@ def kept_on_disk(command: str, task: str) -> tuple[str, str] | None:
 def _named_deletion(command: str, task: str) -> str | None:
     """A file `command` deletes that the task names and says to keep (or to stop tracking), or None.
     Replacing a file, or dropping an obsolete one, is a deletion the task asks for in other words."""
-    if not _KEEPS.search(task):
-        return None
     for path in removed_files(command):
         name = path.rstrip("/").removeprefix("./")
-        if name and re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-])", task):
+        named = rf"(?<![\w./-])`?{re.escape(name)}`?(?![\w/-])"
+        if not name or not re.search(named, task) or re.search(_DELETES + named, task, re.IGNORECASE):
+            continue
+        # "keep it", "keep the file", "keep debug.log": the keeping is said of this file.
+        keep = re.search(rf"\bkeep\s+(?:it|them|the files?|(?:the\s+)?{named})", task, re.IGNORECASE)
+        if keep or _STOP_TRACKING.search(task):
             return name
     return None
 

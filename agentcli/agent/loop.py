@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import shlex
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from agentcli.agent.begun import change_start, read_file
@@ -224,9 +226,13 @@ class Agent:
         approve: Approver | None = None,
         finish_checks: list[FinishCheck] | None = None,
         policies: Policies | None = None,
+        tree_kept: Callable[[], AbstractContextManager[list[str]]] | None = None,
     ):
         self.model = model
         self.policies = policies or Policies.every()
+        # Where the session can, what a first look changes in the work tree is put back (see repo.checkpoint).
+        self.tree_kept = tree_kept or (lambda: contextlib.nullcontext([]))
+        self.first_look_results: dict[str, Observation] = {}  # how each first look ran, by command
         self.sandbox = sandbox
         self.events = events
         self.limits = limits or RunLimits()
@@ -310,8 +316,10 @@ class Agent:
         model's shell keeps its state) and writes no bytecode into the repository.
         """
         self.events.emit(CommandStarted(step=0, command=command, notes=["run before the first reply"]))
-        run = self._run_at_root(f"export PYTHONDONTWRITEBYTECODE=1 && {command}", FIRST_LOOK_TIMEOUT)
+        with self.tree_kept() as changed:
+            run = self._run_at_root(f"export PYTHONDONTWRITEBYTECODE=1 && {command}", FIRST_LOOK_TIMEOUT)
         obs = dataclasses.replace(run, command=command)
+        self.first_look_results[command] = obs
         self.events.emit(_finished_event(0, obs))
         self.recent_outputs.seen(0, command, obs)  # the same look sent as the first reply is no news
         focus = None if obs.ok or not self.policies.on("failure-focus") else self._failure_focus(obs.output)
@@ -328,7 +336,8 @@ class Agent:
             # Shown the code to change and nothing more, a small model reads it again instead.
             fix = CHANGE_FIRST.format(path=lines.group(1))
             self._shown_definition = (lines.group(1), int(lines.group(2)))
-        notes = [note for note in (focus[2] if focus else None, advice, fix) if note]
+        kept = f"It changed {', '.join(changed[:5])}, which agentcli put back as it was." if changed else None
+        notes = [note for note in (kept, focus[2] if focus else None, advice, fix) if note]
         return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
 
     def resume(self, task: str, at: Resumed) -> Outcome:
@@ -622,7 +631,7 @@ class Agent:
         ]
         doubts: dict[str, str] = {}
         for name, check in checks:
-            if not self.policies.on(POLICY_OF_CHECK.get(name, name)):
+            if not self.policies.applies(POLICY_OF_CHECK.get(name, name)):
                 continue
             problem = check()
             if problem is None:

@@ -68,6 +68,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
     # The run as a whole.
     Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),
+    Policy("task-doubt-retries", "A DONE accepted while a check that reads the task objects is tried afresh.", True),
 )
 BY_NAME = {policy.name: policy for policy in CATALOG}
 # Checks on "done" whose name is not their policy's.
@@ -83,6 +84,11 @@ PROFILES: dict[str, frozenset[str]] = {
 DEFAULT_PROFILE = "small-local"
 
 
+def reads_task(check: str) -> bool:
+    """Whether the check on "done" named `check` is a policy that reads the task's wording."""
+    return BY_NAME[POLICY_OF_CHECK.get(check, check)].reads_task
+
+
 class Policies:
     """The policies a run applies."""
 
@@ -96,6 +102,10 @@ class Policies:
         if name not in BY_NAME:
             raise KeyError(name)  # a misspelt name in agentcli's own code
         return name in self.enabled
+
+    def applies(self, check: str) -> bool:
+        """Whether a check goes ahead: one of the catalogue while it is on; any other (a caller's own) always."""
+        return check not in BY_NAME or check in self.enabled
 
     @classmethod
     def every(cls) -> Policies:

@@ -388,6 +388,20 @@ def bring_tree(root: Path, tree: str, exclude: tuple[str, ...] = ()) -> list[str
     return added + restored
 
 
+@contextlib.contextmanager
+def tree_kept(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[list[str]]:
+    """Put the working tree back as it was before the block (files only: ignored files, the index and
+    HEAD aside); the list it yields holds, afterwards, the paths the block had changed. For commands
+    agentcli runs on its own (a command the task quotes, run to show or check it): whatever they do,
+    they do not change the user's files."""
+    before = snapshot_tree(Git(root), exclude)
+    touched: list[str] = []
+    try:
+        yield touched
+    finally:
+        touched += bring_tree(root, before, exclude)
+
+
 def _make_tree(git: Git, root: Path, target: str, current: str) -> tuple[list[str], list[str]]:
     """Turn the working tree, whose snapshot is `current`, into `target`: (paths removed, paths written)."""
     diff = git("diff-tree", "-r", "--no-renames", "--name-status", "-z", target, current)

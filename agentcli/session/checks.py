@@ -67,20 +67,36 @@ def failing_command(
     expected: str | None = None,
     timeout: float = TEST_TIMEOUT,
     advise: Callable[[Observation], str | None] | None = None,
+    before: Observation | None = None,
 ) -> str | None:
     """How `command` fails when run now (exit code and the end of its output, and what `advise` says
-    of the failure), or prints other than the `expected` text; None when it does what the task says."""
+    of the failure), or prints other than the `expected` text; None when it does what the task says.
+
+    Given how it ran `before` the task, a failure counts only where it fails as it did then, or where
+    it did not fail then: one that now fails otherwise (a usage error and exit 2 where a traceback was,
+    as a task may ask) is a change of behaviour, not the same failure."""
     obs = run_quietly(sandbox, command, timeout)
     output = cut_middle(obs.output.strip(), SHOWN_CHARS)
     if obs.timed_out:
         return None  # still running when stopped: a server, which says nothing of the change
+    if not obs.ok and before is not None and not before.ok and not _fails_alike(before, obs):
+        return None
     if not obs.ok:
         advice = advise(obs) if advise else None
         failure = f"`{command}`, which the task names, still fails (exit {obs.exit_code}):\n{output}"
         return f"{failure}\n{advice}" if advice else failure
-    if expected is not None and expected not in obs.output:
+    # What it printed before the task already is how it behaves now, not what the task asks ("`calc 2 2`
+    # prints `5`" in a bug report).
+    described = before is not None and expected is not None and expected in before.output
+    if expected is not None and expected not in obs.output and not described:
         return f"`{command}` should print `{expected}`, as the task says, but it prints:\n{output}"
     return None
+
+
+def _fails_alike(one: Observation, other: Observation) -> bool:
+    """Whether two failing runs of a command fail the same way: the same exit status and last line."""
+    last = lambda obs: (obs.output.strip().splitlines() or [""])[-1].strip()  # noqa: E731
+    return one.exit_code == other.exit_code and last(one) == last(other)
 
 
 DOCTEST = "python3 -m doctest"

@@ -10,6 +10,7 @@ import re
 import shlex
 import stat
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,10 +35,13 @@ from agentcli.session.outputs import copied_input, dropped_key, output_problem
 from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples
 
 Notify = Callable[[str], None]
+# Puts back what the block changes in the work tree (`Session.tree_kept`).
+TreeKept = Callable[[], AbstractContextManager[list[str]]]
 # "commit the change", "and commit", "in a new commit": commit asked for, not "the last commit broke login".
 ASKS_FOR_COMMIT = re.compile(
     r"(?:^|[.;!]\s+|\b(?:and|then|please|also|to|must|should|(?:make|create|add|in|as) (?:a|an|one|the) (?:new )?)\s*)"
-    r"commit\b(?!ted)(?!\s+(?:broke|introduced|added|changed|removed|made|caused|is|was|has)\b)",
+    r"commit\b(?!ted|-)(?!\s+(?:broke|introduced|added|changed|removed|made|caused|is|was|has)\b)"
+    r"(?!\s+(?:hash|hashe?s|sha|shas|message|messages|id|ids|hook|hooks|history|log|msg)\b)",
     re.IGNORECASE,
 )
 
@@ -201,10 +205,17 @@ def failing_examples_now(s: TaskState, sandbox: Sandbox | None, notify: Notify) 
 
 
 def failing_look(
-    root: Path, sandbox: Sandbox | None, task: str, looks: list[str], advise: Callable[[Observation], str | None]
+    root: Path,
+    sandbox: Sandbox | None,
+    task: str,
+    looks: list[str],
+    advise: Callable[[Observation], str | None],
+    before: dict[str, Observation],
+    kept: TreeKept,
 ) -> str | None:
-    """An objection to "done" while a command the task names fails (with the way past the failure that
-    `advise` knows, as after the model's own command), or prints other than the task says."""
+    """An objection to "done" while a command the task names fails as it did before the task (or newly
+    fails; with the way past the failure that `advise` knows, as after the model's own command), or
+    prints other than the task says. What the command changes in the work tree is put back."""
     if sandbox is None:
         return None
     expected = expected_outputs(task)
@@ -213,19 +224,27 @@ def failing_look(
     for command in named:
         if not runs_repository_program(command, files):
             continue
-        if failure := failing_command(sandbox, command, expected.get(command), FIRST_LOOK_TIMEOUT, advise):
+        with kept():
+            failure = failing_command(
+                sandbox, command, expected.get(command), FIRST_LOOK_TIMEOUT, advise, before.get(command)
+            )
+        if failure:
             return failure
     return None
 
 
-def failing_raises(sandbox: Sandbox | None, examples: list[RaiseExamples], notify: Notify) -> str | None:
+def failing_raises(
+    sandbox: Sandbox | None, examples: list[RaiseExamples], notify: Notify, kept: TreeKept
+) -> str | None:
     """An objection to "done" while bad input the task (or a docstring it points to) says must raise
-    an error does not raise it."""
+    an error does not raise it. What the calls change in the work tree is put back."""
     if sandbox is None:
         return None
     for each in examples:
         notify(f"checking before finishing: {each.target} on the bad input {each.source} gives")
-        if (problem := failing_raise_examples(sandbox, each)) is not None:
+        with kept():
+            problem = failing_raise_examples(sandbox, each)
+        if problem is not None:
             return problem
     return None
 

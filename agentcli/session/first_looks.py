@@ -101,6 +101,7 @@ _REPLACED = (
     re.compile(r"\bfrom\s+`?(v?\d+(?:\.\d+)+\w*|[A-Za-z]\w*_\w+)`?\s+to\s", re.IGNORECASE),
     re.compile(r"\b(?:misspell\w*|typo)\s+[\"'`]([^\"'`\n]+)[\"'`]", re.IGNORECASE),
 )
+_PRONOUNS = frozenset({"this", "that", "them", "these", "those", "its", "one"})
 SEARCH = "grep -rnIF --exclude-dir=.git --exclude-dir=.agentcli -- {text} ."
 _SEARCH_PREFIX = SEARCH.partition("{text}")[0]
 
@@ -108,7 +109,8 @@ _SEARCH_PREFIX = SEARCH.partition("{text}")[0]
 def replaced_text(task: str) -> str | None:
     """The text the task renames or replaces everywhere, or None."""
     for pattern in _REPLACED:
-        if match := pattern.search(task):
+        # Not "rename it to calculate_total": a pronoun is no text to search for.
+        if (match := pattern.search(task)) and len(match.group(1)) > 2 and match.group(1).lower() not in _PRONOUNS:
             return match.group(1)
     return None
 
@@ -130,7 +132,7 @@ def search_look(text: str) -> str:
 
 
 # A git chore names files (`debug.log` to untrack) that are not data to work on.
-_GIT_CHORE = re.compile(r"\bgit\b|\bcommit", re.IGNORECASE)
+_GIT_CHORE = re.compile(r"\bgit\b|\bcommit|\.gitignore\b", re.IGNORECASE)
 _PROGRAM_FILE = re.compile(r"[\w./-]+\.(?:py|sh|js|ts|rb|go|rs|java|c|cpp)\b", re.IGNORECASE)
 
 

@@ -56,8 +56,23 @@ def named_outputs(task: str, files: list[str], repository_text: str = "") -> lis
     return [
         name
         for name in _named_files(prose)
-        if name not in present and name not in basenames and not _mentions(repository_text, name)
+        if name not in present
+        and name not in basenames
+        and not _mentions(repository_text, name)
+        and _asked_to_make(prose, name)
     ]
+
+
+# What turns a sentence away from making the file it names: "ignore npm-debug.log", "don't create x.yaml".
+_NOT_MADE = re.compile(r"\b(?:don't|do not|never|without|no need|ignore|ignored|gitignore|untrack)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"[.;!?](?:\s|$)|\n")
+
+
+def _asked_to_make(task: str, name: str) -> bool:
+    """Whether no sentence that names `name` turns away from making it before naming it."""
+    return not any(
+        (at := sentence.find(name)) >= 0 and _NOT_MADE.search(sentence[:at]) for sentence in _SENTENCE.split(task)
+    )
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -126,6 +141,8 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
     task says of "the" result (just a number, one line) holds for its `only_output`, unless that is a
     program: "a script count.sh that prints only the number" speaks of what it prints."""
     lines = [line for line in text.splitlines() if line.strip()]
+    if text.strip() and any(text.strip() == quoted.strip() for quoted in QUOTED.findall(task)):
+        return None  # the content the task gives for it, word for word ("containing just `{}`")
     only_output = only_output and not is_program(name)
     if only_output and lines and _NUMBER_ONLY.search(task) and not re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", text):
         return f"{name} should hold just the number, as the task says, but it holds: {cut_middle(text.strip(), 200)}"

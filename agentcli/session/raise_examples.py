@@ -28,6 +28,7 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?=\s+[A-Z]|\s*$)|\n\s*\n|\
 # An example value: a quoted string or a number standing alone.
 _VALUE = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'|`([^`\n]*)`|(?<![\w.\-])(-?\d+(?:\.\d+)?|None)(?![\w.]*\w)")
 _CONTRAST = re.compile(r";|\b(?:but|while|whereas|though|although|except|unless|and accept|and allow)\b", re.I)
+_VALID = re.compile(r"\b(?:valid|accept\w*|allowed|correct|good|well-formed)\b", re.IGNORECASE)
 _EMPTY_STRING = re.compile(r"\ban empty string\b", re.IGNORECASE)
 MAX_EXAMPLES = 8
 MARK = "@@agentcli-raise@@"
@@ -72,6 +73,10 @@ def raise_sentences(text: str) -> list[tuple[str, tuple[str, ...], tuple[str, ..
         error = _RAISE.search(sentence)
         start = _EXAMPLES_START.search(sentence, error.end()) if error else None
         if error is None or start is None:
+            continue
+        # '...; valid inputs look like "1h"': examples past a turn of the sentence are not the bad input.
+        between = sentence[error.end() : start.start()]
+        if _CONTRAST.search(between) or _VALID.search(between):
             continue
         # The examples end where the sentence turns to what is fine: "..., but accept strings such as "8080"".
         examples = _CONTRAST.split(re.split(r"[()]", sentence[start.end() :], maxsplit=1)[0], maxsplit=1)[0]

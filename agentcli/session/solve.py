@@ -16,6 +16,7 @@ from pathlib import Path
 from agentcli import untrusted
 from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
+from agentcli.agent.expected import only_tests
 from agentcli.agent.loop import (
     OUTPUT_OBJECTION,
     Agent,
@@ -49,7 +50,7 @@ from agentcli.events import (
 )
 from agentcli.models.base import Model, ModelError, ModelUnavailable
 from agentcli.models.resolve import create_routed_model, default_model_name
-from agentcli.policies import Policies
+from agentcli.policies import Policies, reads_task
 from agentcli.repo import checkpoint as cp
 from agentcli.repo import publish
 from agentcli.repo.git import GitError
@@ -315,6 +316,7 @@ class Session:
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
         agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context, self.policies)
+        agent.tree_kept = self.tree_kept
         checks: list[tuple[str, Callable[[], str | None]]] = [
             (name, lambda check=check: check(self.task_state())) for name, check in REPOSITORY_CHECKS.items()
         ]
@@ -325,6 +327,12 @@ class Session:
             ]
         agent.finish_checks = [(name, _unless_git_broke(check)) for name, check in checks]
         return agent
+
+    def tree_kept(self) -> contextlib.AbstractContextManager[list[str]]:
+        """A block whose changes to the work tree are put back: for commands agentcli runs on its own."""
+        if not self.use_git:
+            return contextlib.nullcontext([])
+        return cp.tree_kept(self.root, self._checkpoint.exclude if self._checkpoint else ())
 
     def task_state(self) -> TaskState:
         """What the checks on "done" know of the task at hand, as it stands now."""
@@ -359,6 +367,7 @@ class Session:
         if (
             not looks
             and on("named-code")
+            and not only_tests(task, [])  # a task asking only for tests is shown no code to change
             and (definition := _named_definition(task, texts) or _named_source(task, texts)) is not None
         ):
             looks.append(definition)
@@ -472,9 +481,18 @@ class Session:
         if names:
             agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))
         if raises:
-            agent.finish_checks.append(("raises", lambda: failing_raises(self.sandbox, raises, self.notify)))
+            agent.finish_checks.append(
+                ("raises", lambda: failing_raises(self.sandbox, raises, self.notify, self.tree_kept))
+            )
         advise = agent.guards.failure_advice
-        agent.finish_checks.append(("looks", lambda: failing_look(self.root, self.sandbox, task, looks, advise)))
+        agent.finish_checks.append(
+            (
+                "looks",
+                lambda: failing_look(
+                    self.root, self.sandbox, task, looks, advise, agent.first_look_results, self.tree_kept
+                ),
+            )
+        )
         return agent
 
     def resume_task(self, task: str, at: Resumed, elapsed: float) -> Outcome:
@@ -494,9 +512,15 @@ class Session:
         if self._checkpoint is None or cp.untouched_since(self.root, self._checkpoint):
             return False, False, outcome.status == "finished"
         if outcome.status == "finished":  # the checks ran when DONE was accepted
-            return True, not any(name in outcome.doubts for name in RETRY_DOUBTS), True
-        checks = [check for name, check in agent.finish_checks if name in RETRY_DOUBTS]
+            return True, not any(name in outcome.doubts for name in self._retry_doubts()), True
+        checks = [check for name, check in agent.finish_checks if name in self._retry_doubts()]
         return True, all(check() is None for check in checks), False
+
+    def _retry_doubts(self) -> dict[str, str]:
+        """The doubts that make an attempt worth redoing: those of checks that read the task only while
+        `task-doubt-retries` is on (a misreading would throw away right work)."""
+        every = self.policies.on("task-doubt-retries")
+        return {name: cut for name, cut in RETRY_DOUBTS.items() if every or not reads_task(name)}
 
     def _retry_reason(self, outcome: Outcome) -> str | None:
         """Why the attempt is worth redoing from the start, or None when it stands. The finish checks
@@ -509,7 +533,7 @@ class Session:
             return None
         if cp.untouched_since(self.root, self._checkpoint):
             return "finished without changing anything"
-        for name, cut in RETRY_DOUBTS.items():
+        for name, cut in self._retry_doubts().items():
             if name in outcome.doubts:
                 doubt = outcome.doubts[name].split(cut, 1)[0]
                 # "The task asks ...", "Changes are staged ...": a sentence's first word, inside ours.

@@ -277,3 +277,10 @@ def test_content_the_task_gives_for_a_file_is_accepted():
 
     task = "Add a fixture tests/fixtures/empty.json containing just `{}` for the loader tests."
     assert output_problem("tests/fixtures/empty.json", "{}\n", task) is None
+
+
+def test_a_value_given_to_a_flag_in_a_crash_report_is_no_new_name():
+    from agentcli.session.outputs import introduced_names
+
+    task = "Passing `--limit=ten` makes report.py crash with a traceback; print a clear error instead."
+    assert introduced_names(task, 'parser.add_argument("--limit", type=int)') == {}

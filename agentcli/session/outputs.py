@@ -270,7 +270,9 @@ def introduced_names(task: str, repository_text: str) -> dict[str, str]:
     forms += _PROSE_FLAG.findall(QUOTED.sub(" ", task))
     names: dict[str, str] = {}
     for form in forms:
-        for name in _NAME.findall(_PLACEHOLDER.sub(" ", form)):
+        # What follows `=` is a value (`--limit=ten` in a crash report is input), not a name.
+        named = form.split("=", 1)[0] if "=" in form else form
+        for name in _NAME.findall(_PLACEHOLDER.sub(" ", named)):
             if len(name) >= MIN_NAME and name not in repository_text:
                 names.setdefault(name, form)
     for match in _DEFAULT_VALUE.finditer(task):

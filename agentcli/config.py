@@ -16,6 +16,7 @@ from typing import Any
 from agentcli import untrusted
 from agentcli.errors import UsageError
 from agentcli.paths import config_dir, state_dir
+from agentcli.policies import DEFAULT_PROFILE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -83,7 +84,7 @@ class Settings:
     repo_map_tokens: int = 1024
     file_view_tokens: int = 1536  # file contents shown at the start
     temperature: float = 0.0
-    profile: str = "small-local"  # which policies (the agent's heuristics) a run starts from; see `agentcli policies`
+    profile: str = DEFAULT_PROFILE  # which policies (the agent's heuristics) a run starts from; see `agentcli policies`
     policies: list[str] = field(default_factory=list)  # switches over the profile: "NAME=off", "NAME=on"
     seed: int = 0  # mixed into every sampled reply's seed (`eval --samples` gives each rollout its own)
     retries: int = 4  # extra tries of a failed model call (429, 5xx, timeouts)

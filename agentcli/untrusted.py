@@ -191,6 +191,13 @@ def _remove_tree(parent: int, name: str) -> None:
     os.rmdir(name, dir_fd=parent)
 
 
+def give_to(root: Path, relative: str | Path, owner: tuple[int, int]) -> None:
+    """Make `owner` (uid, gid) the owner of the file or folder at `relative` (never of a link's target);
+    nothing where the path leads through a link or is gone."""
+    with contextlib.suppress(FileNotFoundError, NotAFile), _parent(root, relative) as (directory, name):
+        os.chown(name, *owner, dir_fd=directory, follow_symlinks=False)
+
+
 def remove_empty_folders(root: Path, relative: str | Path) -> None:
     """Remove the folder at `relative` and then its parents, up to `root`, while they are empty."""
     parts = list(Path(relative).parts)

@@ -46,9 +46,9 @@ def main() -> None:
     else:
         protocol = [sys.executable, str(ROOT / "benchmarks" / "protocol.py"), "--splits", *args.splits]
         protocol += ["--wordings", *map(str, args.wordings), *rest]
-        subprocess.run([*protocol, "--label", "default"], check=False)
+        subprocess.run([*protocol, "--label", "default"], check=True)
         for name in names:
-            subprocess.run([*protocol, "--label", f"off-{name}", "--policy", f"{name}=off"], check=False)
+            subprocess.run([*protocol, "--label", f"off-{name}", "--policy", f"{name}=off"], check=True)
     print("| policy off | adds on dev | adds on test | adds on rewordings |\n|---|---|---|---|")
     for name in names:
         print(f"| {name} | {added(f'off-{name}')} |")

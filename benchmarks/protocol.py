@@ -31,6 +31,10 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agentcli.policies import DEFAULT_PROFILE  # noqa: E402
+
 TASKS = ROOT / "benchmarks" / "tasks"
 RESULTS = ROOT / "benchmarks" / "results"
 SPLITS = ("dev", "test")
@@ -66,16 +70,18 @@ def run(label: str, split: str, wording: int, args: argparse.Namespace) -> Path:
     suite = build_suite(split, wording, RESULTS / label / "suites", args.tasks)
     command = [sys.executable, "-m", "agentcli", "eval", str(suite), "--out", str(out), "--resume"]
     command += ["--model", args.model, "--sandbox", args.sandbox, "--timeout", str(args.timeout)]
-    command += (["--profile", args.profile] if args.profile else []) + [f"--policy={p}" for p in args.policy]
+    command += ["--profile", args.profile, *(f"--policy={p}" for p in args.policy)]
     env = {**os.environ, "AGENTCLI_CACHE": "0"}
     print(f"== {label}: {split}, wording {wording}", flush=True)
-    subprocess.run(command, env=env, check=False)
+    done = subprocess.run(command, env=env, check=False)
+    if done.returncode != 0:  # e.g. --resume refused results of another configuration under this label
+        sys.exit(f"protocol: agentcli eval exited {done.returncode} for {label} {split}-w{wording}")
     return out
 
 
 def figures(paths: list[Path]) -> dict[str, float] | None:
     """Solved, tasks, and means of steps, tokens and seconds over the results in `paths`."""
-    results = [r for p in paths if p.is_file() for r in json.loads(p.read_text())["results"]]
+    results = [r for p in paths if p.is_file() for r in json.loads(p.read_text())["tasks"] if r["status"] != "error"]
     if not results:
         return None
     n = len(results)
@@ -123,12 +129,13 @@ def main() -> None:
     parser.add_argument("--model", default="local/qwen2.5-coder-1.5b")
     parser.add_argument("--sandbox", default="docker")
     parser.add_argument("--timeout", type=float, default=300)
-    parser.add_argument("--profile", help="The agent's policy profile (agentcli policies).")
+    parser.add_argument("--profile", default=DEFAULT_PROFILE, help="The agent's policy profile (agentcli policies).")
     parser.add_argument("--policy", action="append", default=[], help="NAME=off or NAME=on (repeatable).")
     parser.add_argument("--report", nargs="*", metavar="LABEL", help="Print the table of these labels (all: none).")
     args = parser.parse_args()
     if args.report is not None:
-        labels = args.report or sorted(p.name for p in RESULTS.iterdir() if p.is_dir()) if RESULTS.is_dir() else []
+        found = sorted(p.name for p in RESULTS.iterdir() if p.is_dir()) if RESULTS.is_dir() else []
+        labels = args.report or found
         print(table(labels))
         return
     for split in args.splits:

@@ -83,3 +83,14 @@ def test_the_user_sees_a_verdict_in_one_short_line():
     )
     assert gist(told) == "Your last command changed files but showed nothing of the result."
     assert len(gist("Not run: " + "x" * 500)) == 100
+
+
+def test_every_check_on_done_is_a_policy_of_the_catalogue():
+    from agentcli.policies import POLICY_OF_CHECK
+    from agentcli.session.done import REPOSITORY_CHECKS
+    from agentcli.session.solve import RETRY_DOUBTS
+
+    agent_checks = {"failed", "unchecked", "unrun", "plan"}
+    session_checks = {"tests", "examples", "outputs", "names", "raises", "looks"}
+    for name in agent_checks | session_checks | set(REPOSITORY_CHECKS) | set(RETRY_DOUBTS):
+        assert POLICY_OF_CHECK.get(name, name) in BY_NAME, name

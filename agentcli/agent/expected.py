@@ -29,6 +29,8 @@ _DOES = re.compile(
     r"extend|allow|raise|return|cache|log)\b",
     re.IGNORECASE,
 )
+# A clause that speaks of a fault in the code: "there is a bug", "a fix for the crash".
+_FAULT = re.compile(r"\b(?:fix|fixes|fixed|fixing|bugs?|crash\w*|broken)\b", re.IGNORECASE)
 # A clause whose object is tests: "write tests for ...", "add a failing unit test", "cover X with tests".
 _TEST_OBJECT = re.compile(r"^\W*(?:please\s+)?\w+\s+(?:[\w-]+\s+){0,3}?tests?\b|\bwith\s+(?:\w+\s+)?tests\b", re.I)
 
@@ -42,7 +44,10 @@ def only_tests(task: str, asked_files: Iterable[str]) -> bool:
     """Whether the task asks for tests and for no change to the code they test."""
     if not writes_tests(task, asked_files):
         return False
-    return not any(_DOES.search(clause) and not _TEST_OBJECT.search(clause) for clause in _CLAUSES.split(task))
+    return not any(
+        (_DOES.search(clause) or _FAULT.search(clause)) and not _TEST_OBJECT.search(clause)
+        for clause in _CLAUSES.split(task)
+    )
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from agentcli.policies import Policies
 from agentcli.sandbox.base import Observation, Sandbox
 
 # Words of a task that asks for a file to stay: to keep it, to stop tracking it (and so not delete it).
+# What says a file goes without a verb for it: "old_utils.py is obsolete".
+_GOES = re.compile(r"\b(?:obsolete|unused|no longer (?:used|needed)|dead code|deprecated|stale|leftover)\b", re.I)
 _STOP_TRACKING = re.compile(r"\b(?:stop tracking|untrack|no longer track)", re.IGNORECASE)
 # A verb that asks for a file to go: its object within the clause is a file the task deletes.
 _DELETES = r"\b(?:delete|remove|rm|erase|drop|replace|rename|move|get rid of)\b[^.;,]*?"
@@ -32,8 +34,9 @@ NOTHING_TO_COMMIT = "nothing to commit, working tree clean"
 _PATH_WORD = r"`?((?:[\w-]+/)*[\w.-]+\.\w+)(?!['’]\w|\w)`?"
 _LEAVE_NAMED = re.compile(
     rf"\b(?:without (?:changing|modifying|editing|touching)|do(?:n't| not) (?:change|modify|edit|touch))\s+{_PATH_WORD}"
-    # the path ends the phrase: not "without changing cli.py behaviour", "don't touch x.py except to ..."
-    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|or|so|but|at all|as it is|itself)\b)"
+    # the file itself: not "without changing cli.py behaviour", "don't touch x.py except to ..."
+    r"(?!\s+(?:behaviou?r|api|public|interface|output|format|logic|semantics|signature|except|other than"
+    r"|apart from|beyond)\b)"
     rf"|{_PATH_WORD}\s+is (?:correct|right|fine) as it is\b",  # not "calc.py is correct for ints, but ..."
     re.IGNORECASE,
 )
@@ -55,6 +58,7 @@ _VERSION_BUMP = re.compile(r"\bfrom\s+`?v?(\d+(?:\.\d+)+)`?\s+to\s+`?v?\d+(?:\.\
 _HISTORY_FILE = re.compile(r"(?:^|/)(?:change(?:s|log)|history|news|releases?)(?:\.\w+)?$", re.IGNORECASE)
 # "add a heading at the top of the changelog": an append puts it at the end.
 _AT_TOP = re.compile(r"\b(?:at|to) the (?:top|beginning|start)\b|\bprepend", re.IGNORECASE)
+_NOT_A_FILE = frozenset({"file", "it", "this", "that", "script", "module", "page", "document"})
 _TOP_OF = re.compile(r"\b(?:of|in|to)\s+(?:the\s+)?`?([\w.-]+?)`?(?=[\s.,;:]|$)", re.IGNORECASE)
 _LAST_NAMED = re.compile(r"(?:^|\s)`?([\w-]*\.?[\w-]+\.\w+|[A-Z][\w-]+)`?(?!.*\s`?[\w-]+\.\w+)", re.DOTALL)
 _CLAUSE_END = re.compile(r"[,;]|\.(?:\s|$)|\band\b|\bthen\b")
@@ -69,8 +73,12 @@ def _wanted_at_top(path: str, task: str) -> bool:
         # The file "at the top of" names comes right after it; else the one before it in the clause.
         after = _CLAUSE_END.split(task[match.end() :], maxsplit=1)[0]
         before = _CLAUSE_END.split(task[: match.start()])[-1]
-        named = _TOP_OF.search(after) or _LAST_NAMED.search(before)
-        if named and named.group(1).lower() in (name, stem):
+        candidates = [m.group(1).lower() for m in (_TOP_OF.search(after), _LAST_NAMED.search(before)) if m]
+        files = [word for word in candidates if word not in _NOT_A_FILE]
+        if files and files[0] in (name, stem):
+            return True
+        # "In notes.md, add a title at the top of the file": the one file the task names.
+        if not files and {path.rsplit("/", 1)[-1].lower() for path, _ in _NAMED_PATH.findall(task)} == {name}:
             return True
     return False
 
@@ -141,12 +149,14 @@ def _named_deletion(command: str, task: str) -> str | None:
     for path in removed_files(command):
         name = path.rstrip("/").removeprefix("./")
         named = rf"(?<![\w./-])`?{re.escape(name)}`?(?![\w/-])"
-        if not name or not re.search(named, task) or re.search(_DELETES + named, task, re.IGNORECASE):
+        if not name or not re.search(named, task):
             continue
         # "keep it", "keep the file", "keep debug.log": the keeping is said of this file.
         keep = re.search(rf"\bkeep\s+(?:it|them|the files?|(?:the\s+)?{named})", task, re.IGNORECASE)
         if keep or _STOP_TRACKING.search(task):
             return name
+        if not re.search(_DELETES + named, task, re.IGNORECASE) and not _GOES.search(task):
+            return name  # named, and nothing says it goes: the file the task is about
     return None
 
 

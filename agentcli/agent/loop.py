@@ -432,21 +432,19 @@ class Agent:
             self.outcome.plan = parsed.plan
             self.context.set_plan(parsed.plan)
             self.events.emit(PlanUpdated(steps=parsed.plan))
-        blocks = self.policies.on("echo-as-block")
+        command = parsed.command if self.policies.on("echo-as-block") else None
         if parsed.code is not None:
             self._place_code(parsed)
-        elif not blocks:
-            pass
-        elif parsed.command is not None and (code := echoed_python(parsed.command)) is not None:
+        elif command is not None and (code := echoed_python(command)) is not None:
             self._place_echoed_code(parsed, code)
-        elif parsed.command is not None and (written := echoed_file(parsed.command)) is not None:
+        elif command is not None and (written := echoed_file(command)) is not None:
             # The file rewritten one `echo` at a time, from memory: as a block it is spliced instead.
             parsed.command, parsed.file_write = None, written
             parsed.notes.append(
                 f"Your echo lines were taken as a block for {written[0]}. Next time write the path on a line, "
                 "then a fenced block with the code."
             )
-        elif parsed.command is not None and (program := echoed_program(parsed.command)) is not None:
+        elif command is not None and (program := echoed_program(command)) is not None:
             self._place_echoed_program(parsed, *program)
         elif (
             parsed.command is not None
@@ -658,7 +656,8 @@ class Agent:
         look = check_command(self._last_command)
         if look is None:
             return f"{problem}: check it first (run the program or the tests)."
-        obs = self._run_at_root(look, FIRST_LOOK_TIMEOUT)
+        with self.tree_kept():
+            obs = self._run_at_root(look, FIRST_LOOK_TIMEOUT)
         return (
             f"{problem}. Here is `{look}`:\n{describe_result(obs)}\n"
             "Check that it does what the task asks (run the program or the tests), or fix it."
@@ -801,7 +800,7 @@ class Agent:
         edited = {path: self._read(path) for path in sed_targets(command)}
         # Our own write of a block was judged above; the model's `>` is judged by what it did.
         overwritten = {} if parsed.file_write is not None else self.guards.before_overwrites(command)
-        if not edited and parsed.file_write is None and self.policies.on("echo-as-block"):
+        if not edited and parsed.file_write is None and self.policies.on("described-edits"):
             notes = [*notes, *self._described_replacements(parsed.text)]
         if parsed.file_write is None and (made := self.guards.make_missing_folders(command)):
             notes = [*notes, made]
@@ -885,7 +884,7 @@ class Agent:
     def _begin_reply(self, start: str, definition_in: str | None = None) -> bool:
         """Begin the next reply with `start`, where the model can go on from it (see agent.begun);
         `definition_in`: the file whose one definition `start` begins."""
-        if not getattr(self.model, "continues_replies", False):
+        if not getattr(self.model, "continues_replies", False) or not self.policies.on("begun-replies"):
             return False
         self._reply_start, self._reply_definition = start, definition_in
         return True
@@ -931,9 +930,14 @@ class Agent:
 
     def _expectation(self, path: str, test_text: str, line: int) -> str | None:
         """For a failing `assert CALL == VALUE` in a test the task asks for: the value CALL gives."""
-        if not only_tests(self._task, self.asked_files) or (compared := compared_call(test_text, line)) is None:
+        if (
+            not self.policies.on("expectation")
+            or not only_tests(self._task, self.asked_files)
+            or (compared := compared_call(test_text, line)) is None
+        ):
             return None
-        obs = self._run_at_root(compared.command, timeout=10)
+        with self.tree_kept():
+            obs = self._run_at_root(compared.command, timeout=10)
         return expectation_note(path, compared, obs.output) if obs.ok else None
 
     def _definition(self, name: str) -> tuple[str, str, tuple[int, int]] | None:

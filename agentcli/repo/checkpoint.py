@@ -390,16 +390,50 @@ def bring_tree(root: Path, tree: str, exclude: tuple[str, ...] = ()) -> list[str
 
 @contextlib.contextmanager
 def tree_kept(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[list[str]]:
-    """Put the working tree back as it was before the block (files only: ignored files, the index and
-    HEAD aside); the list it yields holds, afterwards, the paths the block had changed. For commands
-    agentcli runs on its own (a command the task quotes, run to show or check it): whatever they do,
-    they do not change the user's files."""
-    before = snapshot_tree(Git(root), exclude)
+    """Put the working tree's files back as they were before the block; the list it yields holds,
+    afterwards, the paths put back. For commands agentcli runs on its own (a command the task quotes,
+    run to show or check it). Files git ignores are never removed, and are not brought back either:
+    a snapshot holds none of them."""
+    git = Git(root)
+    before = snapshot_tree(git, exclude)
     touched: list[str] = []
     try:
         yield touched
     finally:
-        touched += bring_tree(root, before, exclude)
+        with contextlib.suppress(GitError, OSError):  # a restore that cannot be made leaves the caller's error
+            touched += _put_back(git, root, before, exclude)
+
+
+def _put_back(git: Git, root: Path, before: str, exclude: tuple[str, ...]) -> list[str]:
+    """Bring the working tree to the snapshot `before`, ignore files first: under ignore rules the block
+    changed, files ignored before it would count as new ones and be removed."""
+    now = snapshot_tree(git, exclude)
+    if now == before:
+        return []
+    changed = [p for p in git("diff-tree", "-r", "--no-renames", "--name-only", "-z", before, now).split("\0") if p]
+    rules = [path for path in changed if path.rsplit("/", 1)[-1] == ".gitignore"]
+    for path in rules:
+        if git.try_("cat-file", "-e", f"{before}:{path}") is None:
+            untrusted.remove(root, path)
+        else:
+            untrusted.write_bytes(root, path, git.blob(git("rev-parse", f"{before}:{path}")))
+    if rules:
+        now = snapshot_tree(git, exclude)
+    added, restored = _make_tree(git, root, before, now)
+    _give_back_ownership(root, [*rules, *restored])
+    return sorted({*rules, *added, *restored})
+
+
+def _give_back_ownership(root: Path, paths: list[str]) -> None:
+    """Files written back by agentcli running as root belong to the repository's owner again (a
+    sandbox's unprivileged user must be able to change them)."""
+    if os.geteuid() != 0:
+        return
+    owner = (root.stat().st_uid, root.stat().st_gid)
+    if owner == (0, 0):
+        return
+    for path in paths:
+        untrusted.give_to(root, path, owner)
 
 
 def _make_tree(git: Git, root: Path, target: str, current: str) -> tuple[list[str], list[str]]:

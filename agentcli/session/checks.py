@@ -79,7 +79,7 @@ def failing_command(
     output = cut_middle(obs.output.strip(), SHOWN_CHARS)
     if obs.timed_out:
         return None  # still running when stopped: a server, which says nothing of the change
-    if not obs.ok and before is not None and not before.ok and not _fails_alike(before, obs):
+    if not obs.ok and _fails_otherwise_on_purpose(before, obs):
         return None
     if not obs.ok:
         advice = advise(obs) if advise else None
@@ -93,10 +93,16 @@ def failing_command(
     return None
 
 
-def _fails_alike(one: Observation, other: Observation) -> bool:
-    """Whether two failing runs of a command fail the same way: the same exit status and last line."""
+def _fails_otherwise_on_purpose(before: Observation | None, now: Observation) -> bool:
+    """Whether a command that failed before the task now fails another way, and on purpose: another
+    exit status or last line, and no traceback (a usage message and exit 2 where a crash was)."""
+    if before is None or before.ok or before.timed_out or _TRACEBACK in now.output:
+        return False
     last = lambda obs: (obs.output.strip().splitlines() or [""])[-1].strip()  # noqa: E731
-    return one.exit_code == other.exit_code and last(one) == last(other)
+    return (before.exit_code, last(before)) != (now.exit_code, last(now))
+
+
+_TRACEBACK = "Traceback (most recent call last)"
 
 
 DOCTEST = "python3 -m doctest"

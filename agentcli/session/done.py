@@ -177,19 +177,20 @@ def no_commit(s: TaskState) -> str | None:
     return f"{none} `git add` what the change is made of, then `git commit`."
 
 
-def failing_tests_now(s: TaskState, sandbox: Sandbox | None, notify: Notify) -> str | None:
+def failing_tests_now(s: TaskState, sandbox: Sandbox | None, notify: Notify, kept: TreeKept) -> str | None:
     """An objection to "done" while the repository's own tests fail."""
     command = test_command(list_files(s.root), every=s.failing_before is not None)
     if command is None or sandbox is None:
         return None
     notify(f"checking before finishing: {command}")
-    failure = failing_tests(sandbox, command)
+    with kept():  # what the tests write is not the task's change
+        failure = failing_tests(sandbox, command)
     if failure and s.failing_before and failed_ids(failure) <= failed_ids(s.failing_before):
         return None  # they failed so before the task, which does not speak of them
     return failure
 
 
-def failing_examples_now(s: TaskState, sandbox: Sandbox | None, notify: Notify) -> str | None:
+def failing_examples_now(s: TaskState, sandbox: Sandbox | None, notify: Notify, kept: TreeKept) -> str | None:
     """An objection to "done" while the docstring examples of a Python file the task changed fail."""
     if s.checkpoint is None or sandbox is None:
         return None
@@ -201,7 +202,8 @@ def failing_examples_now(s: TaskState, sandbox: Sandbox | None, notify: Notify) 
     with_examples = [path for path in changed if has_examples(untrusted.try_read_text(s.root, path) or "")]
     if with_examples:
         notify(f"checking before finishing: the examples in {', '.join(with_examples)}")
-    return failing_examples(sandbox, with_examples)
+    with kept():
+        return failing_examples(sandbox, with_examples)
 
 
 def failing_look(
@@ -215,7 +217,8 @@ def failing_look(
 ) -> str | None:
     """An objection to "done" while a command the task names fails as it did before the task (or newly
     fails; with the way past the failure that `advise` knows, as after the model's own command), or
-    prints other than the task says. What the command changes in the work tree is put back."""
+    prints other than the task says. What the command changes in the work tree is put back (in a git
+    repository)."""
     if sandbox is None:
         return None
     expected = expected_outputs(task)
@@ -237,7 +240,7 @@ def failing_raises(
     sandbox: Sandbox | None, examples: list[RaiseExamples], notify: Notify, kept: TreeKept
 ) -> str | None:
     """An objection to "done" while bad input the task (or a docstring it points to) says must raise
-    an error does not raise it. What the calls change in the work tree is put back."""
+    an error does not raise it. What the calls change in the work tree is put back (in a git repository)."""
     if sandbox is None:
         return None
     for each in examples:

@@ -30,7 +30,10 @@ _FENCED = re.compile(r"^```[\w-]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _UNSAFE = re.compile(r"[<>|;&`]|\$\(")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 # An argument standing for one to fill in: `ID`, `<name>`, `{path}`, `...`.
-_PLACEHOLDER = re.compile(r"(?<=\s)(?:<[^<>\s]+>|\{[^{}\s]+\}|\[[^\[\]\s]+\]|[A-Z][A-Z_]+|\.\.\.)(?=\s|$)")
+_PLACEHOLDER = re.compile(
+    r"(?<=\s)(?:<[^<>\s]+>|\{[^{}\s]+\}|\[[^\[\]\s]+\]|\.\.\.|"
+    r"(?:ID|NAME|FILE|PATH|N|NUM|NUMBER|VALUE|ARG|ARGS|KEY|URL|DIR|TEXT|WORD|QUERY|USER|PORT|HOST)S?)(?=\s|$)"
+)
 INTERPRETERS = frozenset({"python", "python3", "bash", "sh", "node", "ruby", "perl"})
 # Tools that run a project's checks: only their test subcommand qualifies.
 TEST_RUNNERS = {"make": {"test", "check"}, "npm": {"test"}, "go": {"test"}, "cargo": {"test"}}

@@ -64,14 +64,17 @@ def named_outputs(task: str, files: list[str], repository_text: str = "") -> lis
 
 
 # What turns a sentence away from making the file it names: "ignore npm-debug.log", "don't create x.yaml".
-_NOT_MADE = re.compile(r"\b(?:don't|do not|never|without|no need|ignore|ignored|gitignore|untrack)\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"[.;!?](?:\s|$)|\n")
+_NOT_MADE = re.compile(r"\b(?:don't|do not|never|without|no need)\b", re.IGNORECASE)
+_IGNORING = re.compile(r"\b(?:ignore|ignored|untrack\w*)\b|\.gitignore\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[.;!?,](?:\s|$)|\n|\b(?:then|but)\b", re.IGNORECASE)
 
 
 def _asked_to_make(task: str, name: str) -> bool:
-    """Whether no sentence that names `name` turns away from making it before naming it."""
-    return not any(
-        (at := sentence.find(name)) >= 0 and _NOT_MADE.search(sentence[:at]) for sentence in _SENTENCE.split(task)
+    """Whether some clause naming `name` does not turn away from making it (a negation before the name,
+    or ignoring anywhere in the clause)."""
+    clauses = [clause for clause in _CLAUSE.split(task) if name in clause]
+    return not clauses or any(
+        not _NOT_MADE.search(clause[: clause.find(name)]) and not _IGNORING.search(clause) for clause in clauses
     )
 
 
@@ -141,8 +144,9 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
     task says of "the" result (just a number, one line) holds for its `only_output`, unless that is a
     program: "a script count.sh that prints only the number" speaks of what it prints."""
     lines = [line for line in text.splitlines() if line.strip()]
-    if text.strip() and any(text.strip() == quoted.strip() for quoted in QUOTED.findall(task)):
-        return None  # the content the task gives for it, word for word ("containing just `{}`")
+    given = [q for sentence in _CLAUSE.split(task) if name in sentence for q in QUOTED.findall(sentence)]
+    if text.strip() and text.strip() in (q.strip() for q in given):
+        return None  # the content the task gives for it, word for word ("x.json containing just `{}`")
     only_output = only_output and not is_program(name)
     if only_output and lines and _NUMBER_ONLY.search(task) and not re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", text):
         return f"{name} should hold just the number, as the task says, but it holds: {cut_middle(text.strip(), 200)}"

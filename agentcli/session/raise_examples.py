@@ -28,7 +28,9 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?=\s+[A-Z]|\s*$)|\n\s*\n|\
 # An example value: a quoted string or a number standing alone.
 _VALUE = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'|`([^`\n]*)`|(?<![\w.\-])(-?\d+(?:\.\d+)?|None)(?![\w.]*\w)")
 _CONTRAST = re.compile(r";|\b(?:but|while|whereas|though|although|except|unless|and accept|and allow)\b", re.I)
-_VALID = re.compile(r"\b(?:valid|accept\w*|allowed|correct|good|well-formed)\b", re.IGNORECASE)
+_VALID = re.compile(
+    r"(?<!\bnot )(?<!\bnot a )(?<!\bnot an )\b(?:valid|accept\w*|allowed|correct|good|well-formed)\b", re.IGNORECASE
+)
 _EMPTY_STRING = re.compile(r"\ban empty string\b", re.IGNORECASE)
 MAX_EXAMPLES = 8
 MARK = "@@agentcli-raise@@"

@@ -322,8 +322,11 @@ class Session:
         ]
         if approve is None:  # where commands need the user's approval, none runs unasked
             checks += [
-                ("tests", lambda: failing_tests_now(self.task_state(), self.sandbox, self.notify)),
-                ("examples", lambda: failing_examples_now(self.task_state(), self.sandbox, self.notify)),
+                ("tests", lambda: failing_tests_now(self.task_state(), self.sandbox, self.notify, self.tree_kept)),
+                (
+                    "examples",
+                    lambda: failing_examples_now(self.task_state(), self.sandbox, self.notify, self.tree_kept),
+                ),
             ]
         agent.finish_checks = [(name, _unless_git_broke(check)) for name, check in checks]
         return agent
@@ -357,10 +360,13 @@ class Session:
         self._failing_before = None
         if command is not None and self.sandbox is not None:
             if not concerns_failures(task):
-                self._failing_before = failing_tests(self.sandbox, test_command(files, every=True) or command)
+                with self.tree_kept():
+                    self._failing_before = failing_tests(self.sandbox, test_command(files, every=True) or command)
                 looks = [look for look in looks if look != TESTS]
-            elif looks == [TESTS] and failing_tests(self.sandbox, command) is None:
-                looks = []
+            elif looks == [TESTS]:
+                with self.tree_kept():
+                    passing = failing_tests(self.sandbox, command) is None
+                looks = [] if passing else looks
         replaced = replaced_text(task) if on("substitution") else None
         if replaced is not None and replaced in "\n".join(texts.values()):
             looks.append(search_look(replaced))
@@ -399,7 +405,8 @@ class Session:
         tests fail). Steps, tokens and time are counted over all attempts.
         """
         setup = self._task_setup(task)
-        context_text = "\n\n".join(part for part in (self.overview(task), task_hint(task, setup.looks)) if part)
+        hint = task_hint(task, setup.looks) if self.policies.on("data-script") else ""
+        context_text = "\n\n".join(part for part in (self.overview(task), hint) if part)
         taken_back: list[str] = []
         deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
         outcome = Outcome(status="failed", reason="not started")
@@ -657,8 +664,10 @@ def inside(root: Path, paths: list[Path]) -> set[str]:
     return found
 
 
-# The settings that bound a run: journaled with it, and kept by `agentcli resume`.
+# The settings that bound a run, and the policies that shape it: journaled with it, and kept by `agentcli resume`.
 RUN_LIMITS = (
+    "profile",
+    "policies",
     "max_steps",
     "timeout",
     "command_timeout",

@@ -168,6 +168,6 @@ GIST_CHARS = 100
 
 def gist(message: str) -> str:
     """The first sentence of what the model was told, on one line, cut to GIST_CHARS."""
-    text = " ".join(message.removeprefix("Not done yet: ").removeprefix("Not run: ").split())
-    first = re.split(r"(?<=[.:!?])\s", text, maxsplit=1)[0].rstrip(":")
+    line = message.removeprefix("Not done yet: ").removeprefix("Not run: ").strip().split("\n", 1)[0]
+    first = re.split(r"(?<=[.!?])\s", line, maxsplit=1)[0].rstrip(":").strip()
     return first if len(first) <= GIST_CHARS else first[: GIST_CHARS - 3].rstrip() + "..."

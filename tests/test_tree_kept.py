@@ -1,0 +1,50 @@
+"""What agentcli runs on its own leaves the work tree as it was: files put back, new ones removed,
+ignored files never touched, and ownership given back."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from agentcli.repo import checkpoint as cp
+from tests.conftest import git
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / ".gitignore").write_text(".env\nvenv/\n")
+    (root / "a.txt").write_text("a\n")
+    (root / ".env").write_text("SECRET=1\n")
+    (root / "venv").mkdir()
+    (root / "venv" / "lib.py").write_text("x = 1\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "init")
+    (root / "notes.txt").write_text("the user's own, uncommitted\n")
+    return root
+
+
+def test_a_command_that_deletes_and_writes_is_undone(tmp_path):
+    root = _repo(tmp_path)
+    with cp.tree_kept(root) as touched:
+        subprocess.run("rm -f a.txt notes.txt && echo new > b.txt", shell=True, cwd=root, check=True)
+    assert (root / "a.txt").read_text() == "a\n" and (root / "notes.txt").is_file()
+    assert not (root / "b.txt").exists()
+    assert touched == ["a.txt", "b.txt", "notes.txt"]
+
+
+def test_ignored_files_survive_a_command_that_rewrites_the_ignore_rules(tmp_path):
+    root = _repo(tmp_path)
+    with cp.tree_kept(root) as touched:
+        subprocess.run("rm .gitignore", shell=True, cwd=root, check=True)
+    assert (root / ".env").read_text() == "SECRET=1\n" and (root / "venv" / "lib.py").is_file()
+    assert (root / ".gitignore").read_text() == ".env\nvenv/\n"
+    assert touched == [".gitignore"]
+
+
+def test_nothing_changed_is_nothing_touched(tmp_path):
+    root = _repo(tmp_path)
+    with cp.tree_kept(root) as touched:
+        subprocess.run("cat a.txt > /dev/null", shell=True, cwd=root, check=True)
+    assert touched == []

@@ -68,18 +68,19 @@ def failing_command(
     timeout: float = TEST_TIMEOUT,
     advise: Callable[[Observation], str | None] | None = None,
     before: Observation | None = None,
+    asked_exits: frozenset[int] = frozenset(),
 ) -> str | None:
     """How `command` fails when run now (exit code and the end of its output, and what `advise` says
     of the failure), or prints other than the `expected` text; None when it does what the task says.
 
-    Given how it ran `before` the task, a failure counts only where it fails as it did then, or where
-    it did not fail then: one that now fails otherwise (a usage error and exit 2 where a traceback was,
-    as a task may ask) is a change of behaviour, not the same failure."""
+    Given how it ran `before` the task, a failure with an exit status the task asks for (`asked_exits`)
+    that differs from that run and shows no traceback is the behaviour asked for (a usage message and
+    exit 2 where a traceback was), not a failure."""
     obs = run_quietly(sandbox, command, timeout)
     output = cut_middle(obs.output.strip(), SHOWN_CHARS)
     if obs.timed_out:
         return None  # still running when stopped: a server, which says nothing of the change
-    if not obs.ok and _fails_otherwise_on_purpose(before, obs):
+    if not obs.ok and obs.exit_code in asked_exits and _fails_otherwise_on_purpose(before, obs):
         return None
     if not obs.ok:
         advice = advise(obs) if advise else None

@@ -35,6 +35,8 @@ from agentcli.session.outputs import copied_input, dropped_key, output_problem
 from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples
 
 Notify = Callable[[str], None]
+# An exit status a task asks for: "exit with status 2", "exits with code 3", "exit code 1".
+_EXIT_STATUS = re.compile(r"\bexit(?:s|ing)?(?:\s+(?:with|status|code))*\s+(?:status\s+|code\s+)?(\d{1,3})\b", re.I)
 # Puts back what the block changes in the work tree (`Session.tree_kept`).
 TreeKept = Callable[[], AbstractContextManager[list[str]]]
 # "commit the change", "and commit", "in a new commit": commit asked for, not "the last commit broke login".
@@ -222,6 +224,7 @@ def failing_look(
     if sandbox is None:
         return None
     expected = expected_outputs(task)
+    asked_exits = frozenset(int(code) for code in _EXIT_STATUS.findall(task))
     files = set(list_files(root))
     named = [*(c for c in looks if c != TESTS), *(c for c in expected if c not in looks)]
     for command in named:
@@ -229,7 +232,7 @@ def failing_look(
             continue
         with kept():
             failure = failing_command(
-                sandbox, command, expected.get(command), FIRST_LOOK_TIMEOUT, advise, before.get(command)
+                sandbox, command, expected.get(command), FIRST_LOOK_TIMEOUT, advise, before.get(command), asked_exits
             )
         if failure:
             return failure

@@ -6,6 +6,7 @@ shows as a verdict (a refused command or an objection), a note on a command, or 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,8 @@ from agentcli.events import CommandStarted, Event, EventBus, FormatError, Notice
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.sandbox.local import HostSandbox
-from tests.conftest import channel_for
+from tests.conftest import channel_for, git
+from tests.test_solve import agentcli
 
 
 @dataclass
@@ -119,3 +121,44 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
 def test_policy_acts_only_when_on(scenario: Scenario, tmp_path: Path):
     assert acted(scenario, run(scenario, tmp_path, on=True), tmp_path / "on"), "on: the policy did nothing"
     assert not acted(scenario, run(scenario, tmp_path, on=False), tmp_path / "off"), "off: the policy still acted"
+
+
+# The session's checks on done, through `agentcli solve` with a scripted model that says DONE too soon.
+SESSION_SCENARIOS = [
+    ("outputs", "Write the number of lines of data.txt to count.txt.", {"data.txt": "a\nb\n"}, "echo 2"),
+    (
+        "commit",
+        "Fix the greeting in greet.py and commit the fix.",
+        {"greet.py": "print('helo')\n"},
+        "sed -i 's/helo/hello/' greet.py",
+    ),
+    ("looks", "`python3 app.py` crashes; make it print ok.", {"app.py": "raise SystemExit('boom')\n"}, "echo looked"),
+    (
+        "raises",
+        "Make parse_port in ports.py raise ValueError for bad ports, e.g. 0 or 70000.",
+        {"ports.py": "def parse_port(value):\n    return int(value)\n"},
+        "echo '# checked' >> ports.py",
+    ),
+    ("names", "Add a `--shout` flag to greet.py.", {"greet.py": "print('hello')\n"}, "echo '# todo' >> greet.py"),
+]
+
+
+@pytest.mark.parametrize(
+    ("policy", "task", "files", "command"), SESSION_SCENARIOS, ids=[s[0] for s in SESSION_SCENARIOS]
+)
+def test_session_check_objects_only_when_on(policy, task, files, command, tmp_path, write_replies):
+    for on in (True, False):
+        repo = tmp_path / ("on" if on else "off")
+        repo.mkdir()
+        for name, text in files.items():
+            (repo / name).write_text(text)
+        git(repo, "init", "-q")
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", "init")
+        replies = [bash(command), "DONE: done.", "DONE: done, really."]
+        switches = ["--policy", "retries=off"] + ([] if on else ["--policy", f"{policy}=off"])
+        result = agentcli(
+            "solve", task, "--model", write_replies(replies), "--sandbox", "host", "--json", *switches, cwd=repo
+        )
+        verdicts = [json.loads(line).get("verdict") for line in result.stdout.splitlines()]
+        assert (f"objection ({policy})" in verdicts) == on, (on, verdicts, result.stderr[-2000:])

@@ -14,11 +14,9 @@ from dataclasses import dataclass, field
 from agentcli.agent.begun import change_start, read_file
 from agentcli.agent.checking import (
     SCRIPT_SUFFIXES,
-    SHELL_AND_PYTHON_SCRIPTS,
     check_command,
     command_lines,
     only_changes,
-    runs_script,
 )
 from agentcli.agent.edits import (
     defined_names,
@@ -56,6 +54,7 @@ from agentcli.agent.repair import repair
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tracebacks import called_names, definition_range, excerpt, failure_location, is_test_file, numbered
+from agentcli.agent.unrun import UnrunScripts
 from agentcli.context.window import Context, ContextWindow
 from agentcli.events import (
     CommandFinished,
@@ -276,7 +275,7 @@ class Agent:
         self.asked_files: list[str] = []
         # The scripts the task asks for: their text after the last command, and whether they ran since
         # they last changed.
-        self._asked_scripts: dict[str, tuple[str | None, bool]] = {}
+        self.unrun = UnrunScripts((), self._read)
         # How the first reply begins, where the model can go on from it (a data task's script, its
         # inputs read: see session.data_script), and the reply after an objection to the file the
         # task asks for; "" for the model's own start.
@@ -292,11 +291,7 @@ class Agent:
         self._task = task
         self.recent_outputs = RecentOutputs()
         self._shown_definition = None
-        # Tests the task asks for are run by their runner, not as scripts.
-        scripts = [
-            name for name in self.asked_files if name.endswith(SHELL_AND_PYTHON_SCRIPTS) and not is_test_file(name)
-        ]
-        self._asked_scripts = {name: (self._read(name), True) for name in scripts}
+        self.unrun = UnrunScripts(self.asked_files, self._read)
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]
         self.context.start(system, render("task", task=task.strip(), context="\n\n".join(p for p in parts if p)))
@@ -623,7 +618,7 @@ class Agent:
                 ),
             ),
             ("unchecked", self._unchecked_change),
-            ("unrun", self._unrun_script),
+            ("unrun", self.unrun.objection),
             ("plan", self._plan_unfinished),
             *self.finish_checks,
         ]
@@ -662,32 +657,6 @@ class Agent:
             f"{problem}. Here is `{look}`:\n{describe_result(obs)}\n"
             "Check that it does what the task asks (run the program or the tests), or fix it."
         )
-
-    def _unrun_script(self) -> str | None:
-        """The objection while a script the task asks for has not run since it last changed: a small
-        model writes `find "$1" -name '*.py' | wc -l` for "the total number of lines" and says it is
-        done without ever running it."""
-        for path, (text, ran) in self._asked_scripts.items():
-            if not ran and text and text.strip():  # an empty one is objected to as empty
-                run = f"bash {path}" if path.endswith(SCRIPT_SUFFIXES["bash"]) else f"python3 {path}"
-                # Its size in the words: each version of the script is objected to once.
-                lines = text.count("\n") + (not text.endswith("\n"))
-                return (
-                    f"{path} ({lines} line{'s' * (lines != 1)}), the script the task asks for, has not run since "
-                    f"it was last changed: run it (`{run}`, with the arguments the task gives it) and check that "
-                    "it prints what the task asks."
-                )
-        return None
-
-    def _track_asked_scripts(self, command: str) -> None:
-        """After a command: which scripts the task asks for changed, and which ran, since."""
-        for path, (text, ran) in self._asked_scripts.items():
-            now = self._read(path)
-            if now is not None and now != text:
-                ran = runs_script(command, path)  # written and run in one command counts as run
-            elif now is not None and runs_script(command, path):
-                ran = True
-            self._asked_scripts[path] = (now, ran)
 
     def _plan_unfinished(self) -> str | None:
         """Small models stop after the first step of a plan: a step without its successful command is a sign."""
@@ -814,7 +783,7 @@ class Agent:
             self.context.add("user", "[interrupted by the user before the command finished]")
             raise
         self.commands_ran.append(command)
-        self._track_asked_scripts(command)
+        self.unrun.after(command)
         settled = already_done(command, obs) if self.policies.on("nothing-to-commit") else None
         if server and obs.timed_out:
             settled = (

@@ -73,8 +73,10 @@ def _asked_to_make(task: str, name: str) -> bool:
     """Whether some clause naming `name` does not turn away from making it (a negation before the name,
     or ignoring anywhere in the clause)."""
     clauses = [clause for clause in _CLAUSE.split(task) if name in clause]
+    ignore_file = name.endswith(".gitignore")  # the file that does the ignoring is made, not ignored
     return not clauses or any(
-        not _NOT_MADE.search(clause[: clause.find(name)]) and not _IGNORING.search(clause) for clause in clauses
+        not _NOT_MADE.search(clause[: clause.find(name)]) and (ignore_file or not _IGNORING.search(clause))
+        for clause in clauses
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.agent.loop import Agent, RunLimits
-from agentcli.events import CommandStarted, Event, EventBus, FormatError, Notice
+from agentcli.events import CommandStarted, Event, EventBus, FormatError, Notice, Nudge
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.sandbox.local import HostSandbox
@@ -76,6 +76,12 @@ SCENARIOS = [
     ),
     Scenario("echo-as-block", "write it", [bash("echo 'import os' > m.py\necho 'print(os.sep)' >> m.py"), "DONE: ok"]),
     Scenario("resample", "make it", [bash("echo a"), bash("echo a"), "DONE: ok", "DONE: ok"]),
+    Scenario(
+        "echoed-done",
+        "make it",
+        [bash("false"), "DONE: made", "DONE: Not done yet: Your last command failed (exit 1). Continue.", "DONE"],
+    ),
+    Scenario("stuck", "make it", [f"Look {i}.\n" + bash("ls") for i in range(8)] + ["DONE: no"]),
 ]
 
 
@@ -113,6 +119,8 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "named-deletion": lambda: (root / "cache.db").is_file(),
         "echo-as-block": lambda: "taken as a block" in notes,
         "resample": lambda: any(isinstance(e, Notice) and "asking again" in e.message for e in events),
+        "echoed-done": lambda: "only repeats what agentcli told you" in told,
+        "stuck": lambda: any(isinstance(e, Nudge) for e in events),
     }
     return checks[scenario.policy]()
 

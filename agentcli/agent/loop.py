@@ -558,7 +558,7 @@ class Agent:
         if not self.commands_ran:
             self._format_error(f"Not done yet: you have not run any command. {self._plan_reminder()}", step)
             return
-        if (echoed := self._echoed(parsed.summary)) is not None:
+        if self.policies.on("echoed-done") and (echoed := self._echoed(parsed.summary)) is not None:
             # "DONE: No file in the repository has changed yet, so the task is not done": no claim.
             # The message it copied, not our answer to an earlier copy of it again and again.
             self._echoes_in_a_row += 1
@@ -571,7 +571,7 @@ class Agent:
             # Sampled afresh, the 1.5B copies the objection again: a begun command it cannot copy.
             self._begin_reply(self._unchanged_start() or BEGUN_COMMAND)
             return
-        if step_report(parsed.summary):
+        if self.policies.on("step-done") and step_report(parsed.summary):
             message = f"`DONE:` ends the whole task, not one step of it, and the task goes on. {self._plan_reminder()}"
             self._format_error(message, step, command_ran=parsed.finish_after_command)
             return
@@ -842,7 +842,7 @@ class Agent:
         if parsed.finish_after_command and obs.ok:
             self._finish(parsed, step)
         self.stuck.record(command, obs.output, obs.exit_code)
-        verdict = self.stuck.check()
+        verdict = self.stuck.check() if self.policies.on("stuck") else None
         if verdict is not None:
             action, reason = verdict
             if action == "stop":

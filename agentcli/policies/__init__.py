@@ -40,6 +40,8 @@ CATALOG: tuple[Policy, ...] = (
     Policy("looks", "DONE while a command the task names fails or prints other than the task says.", reads_task=True),
     Policy("code", "DONE when a task asking only for tests changed the code under test.", reads_task=True),
     Policy("commit", "DONE without a commit, or with changes left out of it, when the task asks for one.", True),
+    Policy("echoed-done", "A DONE that only copies agentcli's words is no claim; three in a row end the attempt."),
+    Policy("step-done", "A DONE that reports one step of the plan is told the task goes on."),
     # Before the first reply.
     Policy("first-looks", "The failing tests, or the commands the task names, run before the first reply.", True),
     Policy("named-code", "The function or short file the task names is shown before the first reply.", True),
@@ -70,6 +72,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("expectation", "A failing assert in tests the task asks for is offered the value the code gives.", True),
     Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
     # The run as a whole.
+    Policy("stuck", "Commands repeated with the same result get a nudge, then end the attempt as stuck."),
     Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),
     Policy("task-doubt-retries", "A DONE accepted while a check that reads the task objects is tried afresh.", True),
 )

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.agent.loop import Agent, RunLimits
-from agentcli.events import CommandStarted, Event, EventBus, FormatError, Notice, Nudge
+from agentcli.events import CommandStarted, Event, EventBus, FormatError, ModelPrompt, Notice, Nudge
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.sandbox.local import HostSandbox
@@ -28,6 +28,8 @@ class Scenario:
     task: str
     replies: list[str]
     files: dict[str, str] = field(default_factory=dict)
+    asked: list[str] = field(default_factory=list)  # the files the task asks for, as the session reads them
+    git: bool = False  # a git repository with everything committed
 
 
 def bash(command: str) -> str:
@@ -82,6 +84,38 @@ SCENARIOS = [
         [bash("false"), "DONE: made", "DONE: Not done yet: Your last command failed (exit 1). Continue.", "DONE"],
     ),
     Scenario("stuck", "make it", [f"Look {i}.\n" + bash("ls") for i in range(8)] + ["DONE: no"]),
+    Scenario("failure-advice", "run it", [bash("./count.py"), "DONE: ran"], {"count.py": "print(1)\n"}),
+    Scenario(
+        "failure-focus", "fix it", [bash("python3 x.py"), "DONE"], {"x.py": "def f():\n    return 1 / 0\n\n\nf()\n"}
+    ),
+    Scenario(
+        "repeat-output",
+        "look",
+        [bash("cat a.txt"), "Again.\n" + bash("cat a.txt"), "DONE"],
+        {"a.txt": "".join(f"line {i}\n" for i in range(60))},
+    ),
+    Scenario(
+        "nothing-to-commit", "commit it", [bash("git commit -qm again"), "DONE: committed"], {"a.txt": "1\n"}, git=True
+    ),
+    Scenario(
+        "version-history",
+        "Bump the version from 1.0.0 to 1.1.0",
+        [bash("sed -i 's/1.0.0/1.1.0/' pyproject.toml CHANGELOG.md"), "DONE"],
+        {"pyproject.toml": 'version = "1.0.0"\n', "CHANGELOG.md": "## 1.0.0\n- first\n"},
+    ),
+    Scenario(
+        "unrun",
+        "write count.sh",
+        ["count.sh\n```bash\n#!/bin/bash\necho 3\n```", "DONE: written", "DONE: written.", "DONE"],
+        asked=["count.sh"],
+    ),
+    Scenario("asked-script", "write count.sh", ["```bash\n#!/bin/bash\necho 3\n```", "DONE"], asked=["count.sh"]),
+    Scenario(
+        "printed-output",
+        "write the totals to totals.json",
+        [bash("""echo '{"a": 1}'"""), "DONE"],
+        asked=["totals.json"],
+    ),
 ]
 
 
@@ -90,12 +124,17 @@ def run(scenario: Scenario, tmp_path: Path, on: bool) -> list[Event]:
     root.mkdir()
     for name, text in scenario.files.items():
         (root / name).write_text(text)
+    if scenario.git:
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "init")
     seen: list[Event] = []
     policies = Policies.chosen("small-local", [] if on else [f"{scenario.policy}=off"])
     with HostSandbox(root, channel_for(root)) as box:
         agent = Agent(
             ScriptedModel(scenario.replies), box, EventBus([seen.append]), limits=RunLimits(), policies=policies
         )
+        agent.asked_files = scenario.asked
         agent.run(scenario.task)
     return seen
 
@@ -104,6 +143,7 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
     """Whether the policy left a trace: a verdict, a note, a rewritten command, or a file kept."""
     told = " ".join(e.message for e in events if isinstance(e, FormatError))
     notes = " ".join(" ".join(e.notes) for e in events if isinstance(e, CommandStarted))
+    shown = " ".join(m["content"] for e in events if isinstance(e, ModelPrompt) for m in e.messages)
     checks: dict[str, Callable[[], bool]] = {
         "failed": lambda: "last command failed" in told,
         "unchecked": lambda: "showed nothing of the result" in told,
@@ -121,6 +161,14 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "resample": lambda: any(isinstance(e, Notice) and "asking again" in e.message for e in events),
         "echoed-done": lambda: "only repeats what agentcli told you" in told,
         "stuck": lambda: any(isinstance(e, Nudge) for e in events),
+        "failure-advice": lambda: "count.py is not executable" in shown,
+        "failure-focus": lambda: "The error comes from x.py line 2" in shown,
+        "repeat-output": lambda: "This printed exactly what it printed" in shown,
+        "nothing-to-commit": lambda: "git had nothing to commit" in shown,
+        "version-history": lambda: (root / "CHANGELOG.md").read_text() == "## 1.0.0\n- first\n",
+        "unrun": lambda: "has not run since" in told,
+        "asked-script": lambda: (root / "count.sh").is_file(),
+        "printed-output": lambda: "To write it there" in shown,
     }
     return checks[scenario.policy]()
 

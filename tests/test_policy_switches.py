@@ -196,6 +196,28 @@ SESSION_SCENARIOS = [
         "echo '# checked' >> ports.py",
     ),
     ("names", "Add a `--shout` flag to greet.py.", {"greet.py": "print('hello')\n"}, "echo '# todo' >> greet.py"),
+    ("unchanged", "Make greet.py greet in French.", {"greet.py": "print('hello')\n"}, "cat greet.py"),
+    (
+        "syntax",
+        "Make greet.py greet in French.",
+        {"greet.py": "print('hello')\n"},
+        "sed -i 's/print(/print((/' greet.py",
+    ),
+    ("empty", "Add a CONTRIBUTING.md.", {"greet.py": "print('hello')\n"}, "touch CONTRIBUTING.md"),
+    ("staged", "Tidy greet.py.", {"greet.py": "print('hello')\n"}, "echo '# tidy' >> greet.py && git add greet.py"),
+    (
+        "examples",
+        "Make double in calc.py work.",
+        {"calc.py": 'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return x\n'},
+        "echo '# looked' >> calc.py",
+    ),
+    (
+        "code",
+        "Write tests for double in calc.py.",
+        {"calc.py": "def double(x):\n    return 2 * x\n"},
+        "sed -i 's/2 \\* x/x + x/' calc.py && "
+        "printf 'from calc import double\\n\\ndef test_double():\\n    assert double(2) == 4\\n' > test_calc.py",
+    ),
 ]
 
 

@@ -104,6 +104,21 @@ SCENARIOS = [
         {"pyproject.toml": 'version = "1.0.0"\n', "CHANGELOG.md": "## 1.0.0\n- first\n"},
     ),
     Scenario(
+        "described-edits",
+        "greet in French",
+        ["Replace `hello` with `bonjour` in greet.py.\n" + bash("cat greet.py"), "DONE"],
+        {"greet.py": "print('hello')\n"},
+    ),
+    Scenario(
+        "step-done",
+        "make a and b",
+        [
+            "1. Make a.\n2. Make b.\n" + bash("echo a > a.txt && cat a.txt"),
+            "DONE: Plan 1 completed. Now, let's make b",
+            "DONE",
+        ],
+    ),
+    Scenario(
         "unrun",
         "write count.sh",
         ["count.sh\n```bash\n#!/bin/bash\necho 3\n```", "DONE: written", "DONE: written.", "DONE"],
@@ -167,6 +182,8 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "nothing-to-commit": lambda: "git had nothing to commit" in shown,
         "version-history": lambda: (root / "CHANGELOG.md").read_text() == "## 1.0.0\n- first\n",
         "unrun": lambda: "has not run since" in told,
+        "described-edits": lambda: (root / "greet.py").read_text() == "print('bonjour')\n",
+        "step-done": lambda: "ends the whole task, not one step of it" in told,
         "asked-script": lambda: (root / "count.sh").is_file(),
         "printed-output": lambda: "To write it there" in shown,
     }
@@ -240,3 +257,50 @@ def test_session_check_objects_only_when_on(policy, task, files, command, tmp_pa
         )
         verdicts = [json.loads(line).get("verdict") for line in result.stdout.splitlines()]
         assert (f"objection ({policy})" in verdicts) == on, (on, verdicts, result.stderr[-2000:])
+
+
+def _solve_events(repo: Path, task: str, replies: list[str], write_replies, *switches: str) -> list[dict]:
+    result = agentcli(
+        "solve", task, "--model", write_replies(replies), "--sandbox", "host", "--json", *switches, cwd=repo
+    )
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def _committed_repo(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text)
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "init")
+    return root
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_first_looks_run_only_when_on(on, tmp_path, write_replies):
+    repo = _committed_repo(tmp_path / "repo", {"app.py": "raise SystemExit('boom')\n"})
+    switches = ["--policy", "retries=off", *([] if on else ["--policy", "first-looks=off"])]
+    events = _solve_events(repo, "`python3 app.py` crashes", [bash("echo hi"), "DONE"], write_replies, *switches)
+    looked = [e["command"] for e in events if e["type"] == "command_started" and e["step"] == 0]
+    assert ("python3 app.py" in looked) == on, looked
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_retries_only_when_on(on, tmp_path, write_replies):
+    repo = _committed_repo(tmp_path / "repo", {"greet.py": "print('hello')\n"})
+    replies = [bash("cat greet.py"), "DONE: it greets", "DONE: it greets.", bash("cat greet.py"), "DONE", "DONE."]
+    switches = [] if on else ["--policy", "retries=off"]
+    events = _solve_events(repo, "Make greet.py greet in French.", replies, write_replies, *switches)
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("tried afresh" in n for n in notices) == on, notices
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_doubt_of_a_wording_check_retries_only_when_on(on, tmp_path, write_replies):
+    repo = _committed_repo(tmp_path / "repo", {"greet.py": "print('helo')\n"})
+    fix = bash("sed -i 's/helo/hello/' greet.py && cat greet.py")
+    replies = [fix, "DONE: fixed", "DONE: fixed.", fix, "DONE", "DONE."]
+    switches = [] if on else ["--policy", "task-doubt-retries=off"]
+    events = _solve_events(repo, "Fix the greeting in greet.py and commit the fix.", replies, write_replies, *switches)
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("finished while the task asks for a commit" in n for n in notices) == on, notices

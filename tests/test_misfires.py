@@ -16,18 +16,12 @@ from agentcli.session.first_looks import first_looks
 from agentcli.session.journal import sessions_dir
 from agentcli.session.outputs import named_outputs
 from agentcli.session.raise_examples import find_raise_examples
-from tests.conftest import git
+from tests.conftest import committed_repo, git
 from tests.test_solve import objections_in, solve_json
 
 
 def _repo(tmp_path: Path, files: dict[str, str], *, commits: list[dict[str, str]] = ()) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    for name, text in files.items():
-        (repo / name).write_text(text)
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "init")
+    repo = committed_repo(tmp_path / "repo", files)
     for change in commits:
         for name, text in change.items():
             (repo / name).write_text(text)
@@ -214,7 +208,10 @@ def test_keeping_something_else_does_not_keep_the_file_to_delete():
     assert _named_deletion("rm legacy.py", "Delete the unused legacy.py module and keep the test suite green.") is None
     replace = "Replace config.ini with config.toml and keep the same settings."
     assert _named_deletion("rm config.ini", replace) is None
-    assert _named_deletion("git rm cache.db", "Stop tracking cache.db but keep the file.") == "cache.db"
+    kept = ("cache.db", "The task says to keep cache.db")
+    assert _named_deletion("git rm cache.db", "Stop tracking cache.db but keep the file.") == kept
+    named = ("parser.py", "The task names parser.py and does not ask to delete it")
+    assert _named_deletion("rm parser.py", "Fix the crash in parser.py") == named
 
 
 def test_commit_as_a_noun_asks_for_no_commit():

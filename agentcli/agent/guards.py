@@ -19,9 +19,9 @@ from agentcli.agent.pysource import syntax_error
 from agentcli.policies import Policies
 from agentcli.sandbox.base import Observation, Sandbox
 
-# Words of a task that asks for a file to stay: to keep it, to stop tracking it (and so not delete it).
 # What says a file goes without a verb for it: "old_utils.py is obsolete".
 _GOES = re.compile(r"\b(?:obsolete|unused|no longer (?:used|needed)|dead code|deprecated|stale|leftover)\b", re.I)
+# Words of a task that asks for a tracked file to stay on disk.
 _STOP_TRACKING = re.compile(r"\b(?:stop tracking|untrack|no longer track)", re.IGNORECASE)
 # A verb that asks for a file to go: its object within the clause is a file the task deletes.
 _DELETES = r"\b(?:delete|remove|rm|erase|drop|replace|rename|move|get rid of)\b[^.;,]*?"
@@ -78,7 +78,7 @@ def _wanted_at_top(path: str, task: str) -> bool:
         if files and files[0] in (name, stem):
             return True
         # "In notes.md, add a title at the top of the file": the one file the task names.
-        if not files and {path.rsplit("/", 1)[-1].lower() for path, _ in _NAMED_PATH.findall(task)} == {name}:
+        if not files and {named.rsplit("/", 1)[-1].lower() for named, _ in _NAMED_PATH.findall(task)} == {name}:
             return True
     return False
 
@@ -133,19 +133,17 @@ def kept_on_disk(command: str, task: str) -> tuple[str, str] | None:
     models delete it): the same command with `git rm --cached`, which keeps the file, and why."""
     if not _GIT_RM.search(command) or _PLAIN_RM.search(_GIT_RM.sub("", command)):
         return None
-    name = _named_deletion(command, task)
-    if name is None:
+    kept = _named_deletion(command, task)
+    if kept is None:
         return None
-    why = (
-        f"The task says to keep {name}, so `git rm` ran as `git rm --cached`, which stops "
-        "git tracking it and keeps the file."
-    )
+    why = f"{kept[1]}, so `git rm` ran as `git rm --cached`, which stops git tracking it and keeps the file."
     return _GIT_RM.sub("git rm --cached", command), why
 
 
-def _named_deletion(command: str, task: str) -> str | None:
-    """A file `command` deletes that the task names and says to keep (or to stop tracking), or None.
-    Replacing a file, or dropping an obsolete one, is a deletion the task asks for in other words."""
+def _named_deletion(command: str, task: str) -> tuple[str, str] | None:
+    """A file `command` deletes that the task names and says to keep (or to stop tracking), or names
+    with nothing saying it goes, and why it stays; None otherwise. Replacing a file, or dropping an
+    obsolete one, is a deletion the task asks for in other words."""
     for path in removed_files(command):
         name = path.rstrip("/").removeprefix("./")
         named = rf"(?<![\w./-])`?{re.escape(name)}`?(?![\w/-])"
@@ -154,9 +152,9 @@ def _named_deletion(command: str, task: str) -> str | None:
         # "keep it", "keep the file", "keep debug.log": the keeping is said of this file.
         keep = re.search(rf"\bkeep\s+(?:it|them|the files?|(?:the\s+)?{named})", task, re.IGNORECASE)
         if keep or _STOP_TRACKING.search(task):
-            return name
+            return name, f"The task says to keep {name}"
         if not re.search(_DELETES + named, task, re.IGNORECASE) and not _GOES.search(task):
-            return name  # named, and nothing says it goes: the file the task is about
+            return name, f"The task names {name} and does not ask to delete it"  # the file the task is about
     return None
 
 
@@ -298,8 +296,8 @@ class CommandGuards:
                     f"Not run: the task says to leave {path} as it is, so it may not be changed. "
                     "Change the code that works with it instead."
                 )
-        if on("named-deletion") and (name := _named_deletion(command, task)) is not None:
-            return f"The task says to keep {name}, so nothing was deleted."
+        if on("named-deletion") and (kept := _named_deletion(command, task)) is not None:
+            return f"{kept[1]}, so nothing was deleted."
         return None
 
     def placement(self, command: str, task: str) -> tuple[str | None, str] | None:

@@ -40,6 +40,17 @@ def private_state(tmp_path: Path, monkeypatch) -> Path:
     return state
 
 
+def committed_repo(root: Path, files: dict[str, str]) -> Path:
+    """A new git repository at `root` holding `files`, all in one first commit."""
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text)
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "init")
+    return root
+
+
 @pytest.fixture
 def failing_repo(tmp_path: Path) -> Path:
     """A small repository whose one test fails because of a bug in calc.py."""

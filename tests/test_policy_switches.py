@@ -18,7 +18,7 @@ from agentcli.events import CommandStarted, Event, EventBus, FormatError, ModelP
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.sandbox.local import HostSandbox
-from tests.conftest import channel_for, git
+from tests.conftest import channel_for, committed_repo
 from tests.test_solve import agentcli
 
 
@@ -136,13 +136,12 @@ SCENARIOS = [
 
 def run(scenario: Scenario, tmp_path: Path, on: bool) -> list[Event]:
     root = tmp_path / ("on" if on else "off")
-    root.mkdir()
-    for name, text in scenario.files.items():
-        (root / name).write_text(text)
     if scenario.git:
-        git(root, "init", "-q")
-        git(root, "add", "-A")
-        git(root, "commit", "-qm", "init")
+        committed_repo(root, scenario.files)
+    else:
+        root.mkdir()
+        for name, text in scenario.files.items():
+            (root / name).write_text(text)
     seen: list[Event] = []
     policies = Policies.chosen("small-local", [] if on else [f"{scenario.policy}=off"])
     with HostSandbox(root, channel_for(root)) as box:
@@ -238,27 +237,6 @@ SESSION_SCENARIOS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("policy", "task", "files", "command"), SESSION_SCENARIOS, ids=[s[0] for s in SESSION_SCENARIOS]
-)
-def test_session_check_objects_only_when_on(policy, task, files, command, tmp_path, write_replies):
-    for on in (True, False):
-        repo = tmp_path / ("on" if on else "off")
-        repo.mkdir()
-        for name, text in files.items():
-            (repo / name).write_text(text)
-        git(repo, "init", "-q")
-        git(repo, "add", ".")
-        git(repo, "commit", "-qm", "init")
-        replies = [bash(command), "DONE: done.", "DONE: done, really."]
-        switches = ["--policy", "retries=off"] + ([] if on else ["--policy", f"{policy}=off"])
-        result = agentcli(
-            "solve", task, "--model", write_replies(replies), "--sandbox", "host", "--json", *switches, cwd=repo
-        )
-        verdicts = [json.loads(line).get("verdict") for line in result.stdout.splitlines()]
-        assert (f"objection ({policy})" in verdicts) == on, (on, verdicts, result.stderr[-2000:])
-
-
 def _solve_events(repo: Path, task: str, replies: list[str], write_replies, *switches: str) -> list[dict]:
     result = agentcli(
         "solve", task, "--model", write_replies(replies), "--sandbox", "host", "--json", *switches, cwd=repo
@@ -266,19 +244,21 @@ def _solve_events(repo: Path, task: str, replies: list[str], write_replies, *swi
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
-def _committed_repo(root: Path, files: dict[str, str]) -> Path:
-    root.mkdir()
-    for name, text in files.items():
-        (root / name).write_text(text)
-    git(root, "init", "-q")
-    git(root, "add", ".")
-    git(root, "commit", "-qm", "init")
-    return root
+@pytest.mark.parametrize(
+    ("policy", "task", "files", "command"), SESSION_SCENARIOS, ids=[s[0] for s in SESSION_SCENARIOS]
+)
+def test_session_check_objects_only_when_on(policy, task, files, command, tmp_path, write_replies):
+    for on in (True, False):
+        repo = committed_repo(tmp_path / ("on" if on else "off"), files)
+        replies = [bash(command), "DONE: done.", "DONE: done, really."]
+        switches = ["--policy", "retries=off"] + ([] if on else ["--policy", f"{policy}=off"])
+        verdicts = [e.get("verdict") for e in _solve_events(repo, task, replies, write_replies, *switches)]
+        assert (f"objection ({policy})" in verdicts) == on, (on, verdicts)
 
 
 @pytest.mark.parametrize("on", [True, False])
 def test_first_looks_run_only_when_on(on, tmp_path, write_replies):
-    repo = _committed_repo(tmp_path / "repo", {"app.py": "raise SystemExit('boom')\n"})
+    repo = committed_repo(tmp_path / "repo", {"app.py": "raise SystemExit('boom')\n"})
     switches = ["--policy", "retries=off", *([] if on else ["--policy", "first-looks=off"])]
     events = _solve_events(repo, "`python3 app.py` crashes", [bash("echo hi"), "DONE"], write_replies, *switches)
     looked = [e["command"] for e in events if e["type"] == "command_started" and e["step"] == 0]
@@ -287,7 +267,7 @@ def test_first_looks_run_only_when_on(on, tmp_path, write_replies):
 
 @pytest.mark.parametrize("on", [True, False])
 def test_retries_only_when_on(on, tmp_path, write_replies):
-    repo = _committed_repo(tmp_path / "repo", {"greet.py": "print('hello')\n"})
+    repo = committed_repo(tmp_path / "repo", {"greet.py": "print('hello')\n"})
     replies = [bash("cat greet.py"), "DONE: it greets", "DONE: it greets.", bash("cat greet.py"), "DONE", "DONE."]
     switches = [] if on else ["--policy", "retries=off"]
     events = _solve_events(repo, "Make greet.py greet in French.", replies, write_replies, *switches)
@@ -297,7 +277,7 @@ def test_retries_only_when_on(on, tmp_path, write_replies):
 
 @pytest.mark.parametrize("on", [True, False])
 def test_a_doubt_of_a_wording_check_retries_only_when_on(on, tmp_path, write_replies):
-    repo = _committed_repo(tmp_path / "repo", {"greet.py": "print('helo')\n"})
+    repo = committed_repo(tmp_path / "repo", {"greet.py": "print('helo')\n"})
     fix = bash("sed -i 's/helo/hello/' greet.py && cat greet.py")
     replies = [fix, "DONE: fixed", "DONE: fixed.", fix, "DONE", "DONE."]
     switches = [] if on else ["--policy", "task-doubt-retries=off"]

@@ -7,9 +7,11 @@
 (b) The same session through `python -m llama_cpp.server` driven by LiteLLM, side by side.
 (c) Speculative decoding by prompt lookup, off vs on: a reply that rewrites a 30-line file it just
     read, and a short command reply.
+(d) Decode speed under the reply grammar (agent/reply_grammar.py) against the same backend without it
+    (the empty-block rule on, as runs without the grammar have it) and the raw library, alternating.
 
 Usage: python benchmarks/bench_llamacpp.py [--model local/qwen2.5-coder-1.5b] [--steps 20]
-       [--raw-steps 1,10,20] [--skip-server] [--skip-speculative]
+       [--raw-steps 1,10,20] [--skip-server] [--skip-speculative] [--skip-grammar]
 The machine may be shared: steps of the three backends are interleaved so noise hits them alike.
 """
 
@@ -129,14 +131,18 @@ def conversation(steps_done: int) -> list[Message]:
 # --- backends -----------------------------------------------------------------------------------
 
 
-def raw_fresh(llama, messages: list[Message], reset: bool = True) -> dict[str, float]:
-    """The raw library on an empty cache: `create_chat_completion`, streamed."""
+def raw_fresh(llama, messages: list[Message], reset: bool = True, grammar=None) -> dict[str, float]:
+    """The raw library on an empty cache: `create_chat_completion`, streamed (under the library's own
+    grammar sampler where `grammar` is given)."""
     if reset:
         llama.reset()
     started = time.perf_counter()
     stamps: list[float] = []
     text = []
-    for chunk in llama.create_chat_completion(messages=messages, max_tokens=MAX_TOKENS, temperature=0.0, stream=True):
+    chunks = llama.create_chat_completion(
+        messages=messages, max_tokens=MAX_TOKENS, temperature=0.0, stream=True, grammar=grammar
+    )
+    for chunk in chunks:
         piece = chunk["choices"][0]["delta"].get("content")
         if piece:
             stamps.append(time.perf_counter())
@@ -272,6 +278,41 @@ def gen_speed(model, raw, rounds: int) -> None:
         f"decode speed over {rounds} alternating rounds (warm caches): ours {_median(ours_tps):.1f} tok/s,"
         f" raw create_chat_completion {_median(raw_tps):.1f} tok/s: ratio {ratio:.2f} (target >= 0.95)"
     )
+
+
+def grammar_speed(args: argparse.Namespace) -> None:
+    """(d): tokens per second with and without the reply grammar, and the raw library, alternating."""
+    import llama_cpp
+
+    from agentcli.agent.reply_grammar import reply_grammar
+    from agentcli.models.llamacpp import load_local_model
+
+    model = load_local_model(args.model, n_ctx=args.n_ctx, n_threads=args.threads)
+    raw = llama_cpp.Llama(
+        model_path=str(model.path), n_ctx=model.n_ctx, n_threads=model.n_threads, n_threads_batch=model.n_threads,
+        n_gpu_layers=model.n_gpu_layers, verbose=False,
+    )  # fmt: skip
+    grammar = reply_grammar()
+    native = llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
+    speeds: dict[str, list[float]] = {
+        "without grammar": [],
+        "with grammar": [],
+        "raw library": [],
+        "raw + its grammar": [],
+    }
+    for round_no in range(args.grammar_rounds):
+        messages = conversation(2 + round_no % 3)
+        free = model.complete(messages, max_tokens=MAX_TOKENS)
+        ruled = model.complete(messages, max_tokens=MAX_TOKENS, grammar=grammar)
+        speeds["without grammar"].append(free.usage.tokens_per_second or float("nan"))
+        speeds["with grammar"].append(ruled.usage.tokens_per_second or float("nan"))
+        speeds["raw library"].append(raw_fresh(raw, messages, reset=False)["tps"])
+        speeds["raw + its grammar"].append(raw_fresh(raw, messages, reset=False, grammar=native)["tps"])
+    base = _median(speeds["raw library"])
+    print(f"decode speed over {args.grammar_rounds} alternating rounds (median tok/s, ratio to the raw library):")
+    for name, values in speeds.items():
+        print(f"  {name:<17} {_median(values):6.1f} tok/s  x{_median(values) / base:.2f}")
+    print("  (target: with grammar >= 0.95 x the raw library)")
 
 
 def _median(values: list[float]) -> float:
@@ -426,11 +467,15 @@ def main() -> None:
     parser.add_argument("--skip-session", action="store_true")
     parser.add_argument("--skip-speculative", action="store_true")
     parser.add_argument("--spec-rounds", type=int, default=2)
+    parser.add_argument("--skip-grammar", action="store_true")
+    parser.add_argument("--grammar-rounds", type=int, default=6)
     args = parser.parse_args()
     if not args.skip_session:
         session(args)
     if not args.skip_speculative:
         speculative(args)
+    if not args.skip_grammar:
+        grammar_speed(args)
 
 
 if __name__ == "__main__":

@@ -79,19 +79,31 @@ def run(label: str, split: str, wording: int, args: argparse.Namespace) -> Path:
     return out
 
 
+def malformed_replies(result: dict) -> int:
+    """Replies of a task's run that held no usable action (a format error; not an objection or refusal)."""
+    journal = Path(result.get("trajectory") or "") / "agent.jsonl"
+    if not journal.is_file():
+        return 0
+    events = (json.loads(line) for line in journal.read_text().splitlines() if line.strip())
+    return sum(e.get("type") == "format_error" and not e.get("verdict") for e in events)
+
+
 def figures(paths: list[Path]) -> dict[str, float] | None:
-    """Solved, tasks, and means of steps, tokens and seconds over the results in `paths`."""
+    """Solved, tasks, means of steps, tokens and seconds, and malformed replies per 100 steps over the
+    results in `paths`."""
     results = [r for p in paths if p.is_file() for r in json.loads(p.read_text())["tasks"] if r["status"] != "error"]
     if not results:
         return None
     n = len(results)
+    steps = sum(r["steps"] for r in results)
     return {
         "solved": sum(r["reward"] == 1 for r in results),
         "tasks": n,
         "share": sum(r.get("test_share", 0) for r in results) / n,
-        "steps": sum(r["steps"] for r in results) / n,
+        "steps": steps / n,
         "tokens": sum(r["tokens_in"] + r["tokens_out"] for r in results) / n,
         "seconds": sum(r["agent_seconds"] for r in results) / n,
+        "malformed": 100 * sum(malformed_replies(r) for r in results) / max(steps, 1),
     }
 
 
@@ -105,8 +117,8 @@ def set_results(label: str, splits: tuple[str, ...], wordings: tuple[int, ...]) 
 
 def table(labels: list[str]) -> str:
     rows = [
-        "| run | set | solved | rate | tests passed | steps | tokens | agent s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| run | set | solved | rate | tests passed | steps | tokens | agent s | malformed / 100 steps |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label in labels:
         for name, splits, wordings in SETS:
@@ -115,7 +127,7 @@ def table(labels: list[str]) -> str:
                 continue
             rows.append(
                 f"| {label} | {name} | {f['solved']}/{f['tasks']} | {f['solved'] / f['tasks']:.0%} | {f['share']:.2f} "
-                f"| {f['steps']:.1f} | {f['tokens']:.0f} | {f['seconds']:.0f} |"
+                f"| {f['steps']:.1f} | {f['tokens']:.0f} | {f['seconds']:.0f} | {f['malformed']:.1f} |"
             )
     return "\n".join(rows)
 

@@ -52,6 +52,7 @@ from agentcli.agent.printed import printed_not_written
 from agentcli.agent.pysource import parse
 from agentcli.agent.repair import repair
 from agentcli.agent.repeats import RecentOutputs
+from agentcli.agent.reply_grammar import reply_grammar
 from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tracebacks import called_names, definition_range, excerpt, failure_location, is_test_file, numbered
 from agentcli.agent.unrun import UnrunScripts
@@ -494,17 +495,26 @@ class Agent:
             try:
                 prompt = self.context.prompt()
                 self._journal_prompt(prompt, temperature)
+                shape = {"grammar": grammar} if (grammar := self._reply_grammar()) is not None else {}
                 return self.model.complete(
                     prompt,
                     max_tokens=self.limits.reply_tokens,
                     on_token=self._stream_watcher(),
                     temperature=self.temperature if temperature is None else temperature,
                     prefix=self._reply_start,
+                    **shape,
                 )
             except ContextLengthExceeded as e:
                 if attempt == CONTEXT_RETRIES or not self.context.shrink(str(e)):
                     raise _Stop("failed", f"the prompt does not fit the model's context window: {e}") from None
         raise AssertionError("unreachable")
+
+    def _reply_grammar(self) -> str | None:
+        """The reply protocol's grammar from where the begun reply leaves off, for a model that decodes
+        under one (passed only then: other models keep the protocol's older signature)."""
+        if not getattr(self.model, "constrains_replies", False) or not self.policies.on("reply-grammar"):
+            return None
+        return reply_grammar(self._reply_start)
 
     def _journal_prompt(self, prompt: list[Message], temperature: float | None) -> None:
         """The prompt as an event: what changed since the last one sent."""

@@ -51,6 +51,9 @@ class Model(Protocol):
     # Whether `complete` can start the reply with a given `prefix` and go on from it (a model run
     # in-process can; a chat API cannot be made to).
     continues_replies: bool
+    # Whether `complete` decodes under a `grammar` (GBNF) so that the reply matches it (llama.cpp can;
+    # the other backends take the argument and ignore it).
+    constrains_replies: bool
 
     def complete(
         self,
@@ -60,12 +63,14 @@ class Model(Protocol):
         on_token: StreamCallback | None = None,
         temperature: float | None = None,
         prefix: str = "",
+        grammar: str | None = None,
     ) -> Reply:
         """Return the model's reply to `messages`. Raise `ModelError` subclasses on failure.
 
         `temperature` overrides the model's own for this call (the loop raises it to get a
         different reply when a greedy one repeats itself). `prefix` is the start of the reply, which
-        the model continues (the text returned includes it); ignored unless `continues_replies`."""
+        the model continues (the text returned includes it); ignored unless `continues_replies`.
+        `grammar`: GBNF the reply (after `prefix`) must match; ignored unless `constrains_replies`."""
         ...
 
     def count_tokens(self, messages: list[Message]) -> int:
@@ -113,6 +118,10 @@ class ModelWrapper:
     @property
     def continues_replies(self) -> bool:
         return self.wrapped.continues_replies
+
+    @property
+    def constrains_replies(self) -> bool:
+        return getattr(self.wrapped, "constrains_replies", False)
 
     @property
     def context_window(self) -> int:

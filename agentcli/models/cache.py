@@ -45,6 +45,7 @@ class ResponseCache:
         seed: int = 0,
         max_tokens: int | None = None,
         prefix: str = "",
+        grammar: str | None = None,
         stop: tuple[str, ...] = (),
         masks: tuple[str, ...] = (),
     ) -> str:
@@ -60,6 +61,8 @@ class ResponseCache:
             "prefix": prefix,
             "stop": list(stop),
         }
+        if grammar is not None:  # keys of unconstrained replies stay as they were
+            material["grammar"] = grammar
         return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
@@ -148,6 +151,7 @@ class CachedModel(ModelWrapper):
         on_token: StreamCallback | None = None,
         temperature: float | None = None,
         prefix: str = "",
+        grammar: str | None = None,
     ) -> Reply:
         key = self.cache.key(
             self.inner.name,
@@ -157,6 +161,7 @@ class CachedModel(ModelWrapper):
             seed=int(getattr(self.inner, "seed", 0) or 0),
             max_tokens=max_tokens,
             prefix=prefix if self.inner.continues_replies else "",
+            grammar=grammar if self.constrains_replies else None,
             stop=tuple(getattr(self.inner, "stop", ()) or ()),
             masks=self.masks,
         )
@@ -174,7 +179,7 @@ class CachedModel(ModelWrapper):
             )
             return Reply(text=text, usage=usage, cost=0.0, raw={"cached": key}, cached=True)
         reply = self.inner.complete(
-            messages, max_tokens=max_tokens, on_token=on_token, temperature=temperature, prefix=prefix
+            messages, max_tokens=max_tokens, on_token=on_token, temperature=temperature, prefix=prefix, grammar=grammar
         )
         if reply.text:
             self.cache.put(

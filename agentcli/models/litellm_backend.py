@@ -66,6 +66,7 @@ class LiteLLMModel:
         self._window = context_window
         # A chat API answers messages; it cannot be made to go on from a reply begun for it.
         self.continues_replies = False
+        self.constrains_replies = False
 
     @property
     def context_window(self) -> int:
@@ -93,6 +94,7 @@ class LiteLLMModel:
         on_token: StreamCallback | None = None,
         temperature: float | None = None,
         prefix: str = "",
+        grammar: str | None = None,
     ) -> Reply:
         # A stream cut half-way and tried again starts over: what was shown already is not shown twice.
         relay = StreamRelay(on_token) if on_token is not None else None

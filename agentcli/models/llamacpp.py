@@ -263,6 +263,8 @@ class LlamaCppModel:
         self._parked: _Parked | None = None
         self._formatter: Any = None
         self.continues_replies = True
+        # Drafted tokens are sampled outside the grammar's sampler: no grammar with speculative decoding.
+        self.constrains_replies = not speculative
         if check_memory and self.n_gpu_layers == 0:
             from agentcli.models.store import check_memory as check
 
@@ -332,13 +334,20 @@ class LlamaCppModel:
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         prefix: str = "",
+        grammar: str | None = None,
     ) -> Reply:
         engine = self._engine()
         with engine.lock:
             engine.acquire(self)
-            # Drafted tokens are sampled before the text they follow is known here: no rule then.
-            rule = engine.nonempty_blocks if self.nonempty_blocks and not self.speculative else None
-            return self._complete(engine.llama, messages, max_tokens, on_token, stop, temperature, rule, prefix)
+            constraint = grammar if grammar and self.constrains_replies else None
+            # Drafted tokens are sampled before the text they follow is known here: no rule then. A
+            # grammar states its own rule for blocks.
+            rule = None
+            if self.nonempty_blocks and not self.speculative and constraint is None:
+                rule = engine.nonempty_blocks
+            return self._complete(
+                engine.llama, messages, max_tokens, on_token, stop, temperature, rule, prefix, constraint
+            )
 
     def _complete(
         self,
@@ -350,6 +359,7 @@ class LlamaCppModel:
         temperature: float | None,
         rule: NonEmptyBlocks | None = None,
         prefix: str = "",
+        grammar: str | None = None,
     ) -> Reply:
         llama_cpp = _llama_cpp()
         started = time.perf_counter()
@@ -378,10 +388,20 @@ class LlamaCppModel:
         last = started
         finish = "length"
         processors = None
-        if rule is not None:
+        constraint = None
+        if grammar is not None:
+            from agentcli.models.grammar_filter import GrammarFilter
+
+            try:
+                constraint = GrammarFilter(llama_cpp, vocab, grammar)
+            except ValueError as exc:
+                raise ModelError(f"{exc} (see its log above)") from exc
+        if rule is not None or constraint is not None:
             from llama_cpp import LogitsProcessorList
 
-            processors = LogitsProcessorList([rule.processor(lambda: prefix + stream.text)])
+            processors = LogitsProcessorList(
+                [rule.processor(lambda: prefix + stream.text)] if rule is not None else [constraint.processor(temp > 0)]
+            )
         generator = llama.generate(
             tokens,
             temp=temp,
@@ -403,6 +423,9 @@ class LlamaCppModel:
                 if llama_cpp.llama_vocab_is_eog(vocab, token):
                     finish = "stop"
                     break
+                if constraint is not None and not constraint.advance(int(token)):
+                    finish = "grammar"  # never expected: the filter only lets allowed tokens through
+                    break
                 generated += 1
                 if stream.feed(decoder.decode(_piece(llama_cpp, vocab, token))):
                     finish = stream.reason
@@ -413,6 +436,8 @@ class LlamaCppModel:
             raise ModelError(f"llama.cpp failed: {exc}") from exc
         finally:
             generator.close()
+            if constraint is not None:
+                constraint.close()
         if not stream.stopped:  # end of text or length: nothing more can complete a stop sequence
             stream.flush(decoder.decode(b"", final=True))
         elapsed = last - first if first is not None else 0.0
@@ -425,6 +450,7 @@ class LlamaCppModel:
         )
         raw = {
             "finish_reason": finish,
+            "grammar_full_checks": constraint.full_checks if constraint is not None else None,
             "wall_time": time.perf_counter() - started,
             "tokens": {"prompt_ids": list(tokens), "response_ids": response_ids, "logprobs": logprobs},
         }

@@ -72,6 +72,7 @@ class ModelRouter(ModelWrapper):
         on_token: StreamCallback | None = None,
         temperature: float | None = None,
         prefix: str = "",
+        grammar: str | None = None,
     ) -> Reply:
         relay = StreamRelay(on_token) if on_token is not None else None
         now = self.clock()
@@ -91,6 +92,7 @@ class ModelRouter(ModelWrapper):
                     on_token=relay.attempt() if relay is not None else None,
                     temperature=temperature,
                     prefix=prefix,
+                    grammar=grammar,
                 )
             except RequestRejected:
                 raise

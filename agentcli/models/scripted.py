@@ -27,13 +27,18 @@ class ScriptedModel:
         name: str = "scripted",
         context_window: int = 131072,
         continues_replies: bool = False,
+        constrains_replies: bool = False,
     ):
         """`continues_replies`: a reply that does not start with the prefix asked for is returned after
-        it, as a model that continues the prefix writes only the rest."""
+        it, as a model that continues the prefix writes only the rest. `constrains_replies`: the model
+        says it decodes under a grammar (the replies are returned as written; `grammars` records what
+        each call asked for)."""
         self.replies = list(replies)
         self.name = name
         self._window = context_window
         self.continues_replies = continues_replies
+        self.constrains_replies = constrains_replies
+        self.grammars: list[str | None] = []  # the grammar of each call
         self.calls: list[list[Message]] = []
         self.prefixes: list[str] = []  # the prefix of each call
         self._used = 0  # replies an earlier process used (a resumed run)
@@ -75,9 +80,11 @@ class ScriptedModel:
         on_token: StreamCallback | None = None,
         temperature: float | None = None,
         prefix: str = "",
+        grammar: str | None = None,
     ) -> Reply:
         self.calls.append(list(messages))
         self.prefixes.append(prefix)
+        self.grammars.append(grammar)
         index = self._used + len(self.calls) - 1
         if index >= len(self.replies):
             raise ModelGaveUp("the scripted replies ran out")

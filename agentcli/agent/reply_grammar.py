@@ -1,0 +1,71 @@
+"""The reply protocol as a grammar (GBNF), for backends that decode under one (llama.cpp).
+
+A reply is a few lines of prose (a thought, a plan, or the path of a file to write) and then exactly
+one action: a fenced block that holds something, or a `DONE: summary` line (`DONE` alone too).
+Decoded under this grammar a reply cannot be malformed: no empty or unclosed block, no second action,
+no invented output after the first, no reply that rambles on without an action. The grammar never
+looks at the task: it is the shape of every reply.
+
+A begun reply (the loop's `prefix`) is already part of the reply, so the grammar for the rest starts
+where the prefix leaves off: `reply_grammar(prefix)`.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Prose lines before the action: a plan of up to six steps, its heading, a sentence and a path fit.
+MAX_PROSE_LINES = 12
+
+# Rules shared by every entry point. A line's `lead` keeps it from starting with a fence (three
+# backticks), which only the action may open; a closing fence may be indented, as the parser allows.
+_RULES = rf"""
+prose ::= line{{0,{MAX_PROSE_LINES}}}
+line ::= "\n" | lead [^\n]* "\n"
+lead ::= [^`\n] | "`" [^`\n] | "``" [^`\n]
+action ::= block | done
+done ::= "DONE" (":" [^\n]*)? "\n"?
+block ::= "```" label "\n" body
+label ::= [a-zA-Z0-9_+.#-]{{0,24}}
+body ::= [ \t]* first [^\n]* "\n" rest
+first ::= [^ \t`\n] | "`" [^`\n] | "``" [^`\n]
+rest ::= line* [ \t]* "```"
+"""
+
+_FENCE_LINE = re.compile(r"^[ \t]*```")
+
+
+def reply_grammar(prefix: str = "") -> str | None:
+    """The grammar of what may follow `prefix` in a reply; None where the prefix already holds its
+    action (nothing is left to constrain)."""
+    root = _root_after(prefix)
+    return None if root is None else f"root ::= {root}\n{_RULES}"
+
+
+def _root_after(prefix: str) -> str | None:
+    """Where the grammar picks up after `prefix`: the rule (sequence) for the rest of the reply."""
+    in_block = False
+    written = False  # whether the open block holds something yet
+    lines = prefix.split("\n")
+    for index, text in enumerate(lines):
+        last = index == len(lines) - 1
+        if not in_block:
+            if _FENCE_LINE.match(text):
+                if last:  # on the opening fence's line: its label goes on
+                    return 'label "\\n" body'
+                in_block, written = True, False
+            elif text.startswith("DONE:") and not last:
+                return None  # a finished DONE line is the whole action
+            elif last:
+                if text.startswith("DONE:"):
+                    return '[^\\n]* "\\n"?'
+                return "prose action" if text == "" else '[^\\n]* "\\n" prose action'
+            continue
+        if _FENCE_LINE.match(text) and written:
+            return None  # the block is closed (a line may not start with a fence inside it)
+        if last:
+            if text == "":
+                return "rest" if written else "body"
+            return '[^\\n]* "\\n" rest' if written or text.strip() else "body"
+        written = written or bool(text.strip())
+    return "prose action"

@@ -1,0 +1,202 @@
+"""The reply grammar: where it picks up after a begun reply, what llama.cpp's own grammar engine accepts
+and rejects under it, replies a real model decodes under it, and how the loop asks for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.parsing import parse_reply
+from agentcli.agent.reply_grammar import MAX_PROSE_LINES, reply_grammar
+from agentcli.errors import ComponentUnavailable, UsageError
+from agentcli.events import EventBus
+from agentcli.models import store
+from agentcli.models.scripted import ScriptedModel
+from agentcli.policies import Policies
+from agentcli.sandbox.local import HostSandbox
+from tests.conftest import channel_for
+
+SMOL = "local/smollm2-135m"
+
+
+@pytest.mark.parametrize(
+    ("prefix", "root"),
+    [
+        ("", "prose action"),
+        ("PLAN:\n1. look\n", "prose action"),
+        ("PLAN:", '[^\\n]* "\\n" prose action'),
+        ("app.py\n```py", 'label "\\n" body'),
+        ("app.py\n```python\n", "body"),
+        ("app.py\n```python\n\n", "body"),  # nothing written in the block yet
+        ("app.py\n```python\ndef f():\n", "rest"),
+        ("app.py\n```python\ndef f():\n    return", '[^\\n]* "\\n" rest'),
+        ("DONE: fixed", '[^\\n]* "\\n"?'),
+    ],
+)
+def test_the_grammar_picks_up_where_a_begun_reply_leaves_off(prefix: str, root: str) -> None:
+    grammar = reply_grammar(prefix)
+    assert grammar is not None
+    assert grammar.splitlines()[0] == f"root ::= {root}"
+
+
+@pytest.mark.parametrize("prefix", ["```bash\nls\n```\n", "x\n```bash\nls\n```", "DONE: fixed\n"])
+def test_a_prefix_that_holds_its_action_leaves_nothing_to_constrain(prefix: str) -> None:
+    assert reply_grammar(prefix) is None
+
+
+# --- llama.cpp's grammar engine, over a real vocabulary ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def engine():
+    try:
+        import llama_cpp  # noqa: F401
+    except Exception as exc:
+        pytest.skip(f"llama_cpp cannot be imported: {exc}")
+    try:
+        store.pull(SMOL, progress=False)
+    except (ComponentUnavailable, UsageError) as exc:
+        pytest.skip(f"SmolLM2-135M cannot be obtained: {exc}")
+    from agentcli.models.llamacpp import load_local_model
+
+    model = load_local_model(SMOL, n_ctx=2048)
+    return model, model._engine()
+
+
+def _accepts(engine, prefix: str, text: str) -> bool:
+    """Whether llama.cpp's grammar engine lets `text` follow `prefix`, token by token, and then end."""
+    import llama_cpp
+
+    from agentcli.models.grammar_filter import GrammarFilter
+
+    grammar = reply_grammar(prefix)
+    assert grammar is not None
+    llama = engine[1].llama
+    constraint = GrammarFilter(llama_cpp, llama._model.vocab, grammar)
+    try:
+        tokens = llama.tokenize(text.encode(), add_bos=False, special=False)
+        return all(constraint.advance(t) for t in tokens) and constraint.allowed(llama.token_eos())
+    finally:
+        constraint.close()
+
+
+WELL_FORMED = [
+    "PLAN:\n1. Run the tests.\n2. Fix the bug.\n\nFirst the tests.\n```bash\npython3 -m pytest -q\n```",
+    "```bash\nls -la\n```",
+    "I write the fix.\n`app.py`\n```python\ndef add(a, b):\n    return a + b\n```",
+    "app.py\n```\n    x = 1\n\n    y = 2\n    ```",  # an indented closing fence, as the parser allows
+    "The tests pass.\nDONE: fixed add() in app.py",
+    "DONE: nothing was left to do\n",
+    "DONE",
+    "Count them.\n```python\nimport json\nprint(len(json.load(open('a.json'))))\n```",
+]
+
+MALFORMED = {
+    "two actions": "```bash\nls\n```\n```bash\ncat a.py\n```",
+    "an empty block": "```bash\n```",
+    "a block of blank lines": "```bash\n\n\n```",
+    "output written after the command": "```bash\npytest\n```\n[exit 0]\n2 passed",
+    "an unclosed block": "```bash\nls -la\n",
+    "prose and no action": "I will now look at the files and then fix the bug.",
+    "a DONE after the action": "```bash\nls\n```\nDONE: listed",
+    "rambling past the prose budget": "".join(f"Line {i}.\n" for i in range(MAX_PROSE_LINES + 1)) + "DONE: x",
+}
+
+
+@pytest.mark.llamacpp
+@pytest.mark.parametrize("reply", WELL_FORMED)
+def test_llama_cpp_accepts_well_formed_replies(engine, reply: str) -> None:
+    assert _accepts(engine, "", reply)
+    parsed = parse_reply(reply)
+    assert parsed.command or parsed.file_write or parsed.code or parsed.finished
+
+
+@pytest.mark.llamacpp
+@pytest.mark.parametrize("name", MALFORMED)
+def test_llama_cpp_rejects_malformed_replies(engine, name: str) -> None:
+    assert not _accepts(engine, "", MALFORMED[name])
+
+
+@pytest.mark.llamacpp
+def test_a_begun_change_is_continued_to_a_closed_block(engine) -> None:
+    prefix = "app.py\n```python\ndef add(a, b):\n"
+    assert _accepts(engine, prefix, "    return a + b\n```")
+    assert not _accepts(engine, prefix, "    return a + b\n```\nDONE: added")
+    assert not _accepts(engine, "app.py\n```python\n", "```")  # the begun block may not close empty
+
+
+@pytest.mark.llamacpp
+def test_an_invalid_grammar_is_one_model_error(engine) -> None:
+    from agentcli.models.base import ModelError
+
+    with pytest.raises(ModelError, match="rejected the grammar"):
+        engine[0].complete([{"role": "user", "content": "hi"}], max_tokens=4, grammar="root ::= undefined-rule")
+
+
+@pytest.mark.llamacpp
+@pytest.mark.parametrize("question", ["List the files.", "Fix the failing test in calc.py, then say you are done."])
+def test_the_filter_decodes_what_the_librarys_grammar_sampler_decodes(engine, question: str) -> None:
+    """Greedy, checking only the likeliest candidates gives the reply the full check of every token gives."""
+    import llama_cpp
+
+    model = engine[0]
+    messages = [
+        {"role": "system", "content": "Reply with one shell command in a ```bash block."},
+        {"role": "user", "content": question},
+    ]
+    grammar = reply_grammar()
+    model.load().reset()
+    ours = model.complete(messages, max_tokens=80, temperature=0.0, grammar=grammar)
+    llama = model.load()
+    llama.reset()
+    native = llama.create_chat_completion(
+        messages=messages, max_tokens=80, temperature=0.0, grammar=llama_cpp.LlamaGrammar.from_string(grammar)
+    )
+    assert ours.text == native["choices"][0]["message"]["content"]
+
+
+@pytest.mark.llamacpp
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_small_model_decoding_under_the_grammar_writes_one_action(engine, seed: int) -> None:
+    """SmolLM2-135M, sampled warm, told to write several commands and their output: under the grammar
+    every reply is prose and exactly one action the parser reads without a note."""
+    model, _ = engine
+    messages = [
+        {"role": "system", "content": "Reply with a plan, then several ```bash blocks, and the output of each."},
+        {"role": "user", "content": "List the files, count the lines of app.py and run the tests."},
+    ]
+    model.seed = seed
+    model.load().reset()
+    reply = model.complete(messages, max_tokens=300, temperature=0.9, grammar=reply_grammar()).text
+    parsed = parse_reply(reply)
+    assert parsed.command or parsed.file_write or parsed.code or parsed.finished, reply
+    assert not parsed.notes, (reply, parsed.notes)
+    assert reply.count("```") in (0, 2), reply
+
+
+# --- the loop asks for it ------------------------------------------------------------------------
+
+
+def _run(tmp_path: Path, model: ScriptedModel, policies: Policies) -> None:
+    root = tmp_path / "repo"
+    root.mkdir(exist_ok=True)
+    (root / "a.txt").write_text("a\n")
+    with HostSandbox(root, channel_for(root)) as box:
+        Agent(model, box, EventBus([]), limits=RunLimits(), policies=policies).run("Show a.txt")
+
+
+def test_the_loop_asks_a_constraining_model_for_the_grammar(tmp_path: Path) -> None:
+    model = ScriptedModel(["```bash\ncat a.txt\n```", "DONE: shown"], constrains_replies=True)
+    _run(tmp_path, model, Policies.every())
+    assert model.grammars == [reply_grammar(""), reply_grammar("")]
+
+
+def test_the_grammar_is_a_policy_and_other_models_are_not_asked(tmp_path: Path) -> None:
+    switched_off = ScriptedModel(["```bash\ncat a.txt\n```", "DONE: shown"], constrains_replies=True)
+    _run(tmp_path, switched_off, Policies.chosen("small-local", ["reply-grammar=off"]))
+    assert switched_off.grammars == [None, None]
+    unconstrained = ScriptedModel(["```bash\ncat a.txt\n```", "DONE: shown"])
+    _run(tmp_path, unconstrained, Policies.every())
+    assert unconstrained.grammars == [None, None]

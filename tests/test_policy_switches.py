@@ -30,6 +30,8 @@ class Scenario:
     files: dict[str, str] = field(default_factory=dict)
     asked: list[str] = field(default_factory=list)  # the files the task asks for, as the session reads them
     git: bool = False  # a git repository with everything committed
+    continues: bool = False  # the model goes on from a reply begun for it (as llama.cpp does)
+    command_timeout: float = 120.0
 
 
 def bash(command: str) -> str:
@@ -126,6 +128,34 @@ SCENARIOS = [
     ),
     Scenario("asked-script", "write count.sh", ["```bash\n#!/bin/bash\necho 3\n```", "DONE"], asked=["count.sh"]),
     Scenario(
+        "server-stop",
+        "run it",
+        [bash("python3 serve.py"), "DONE: ran"],
+        {"serve.py": "import time\n\n\ndef app():\n    pass\n\n\n# app.run(port=0)\ntime.sleep(30)\n"},
+        command_timeout=2,
+    ),
+    Scenario(
+        "offline-install",
+        "install it",
+        [bash("pip install --no-index no-such-package-here"), bash("pip install --no-index other-package"), "DONE"],
+    ),
+    Scenario(
+        "begun-replies",
+        "fix it",
+        [bash("python3 x.py"), "Again.\n" + bash("python3 x.py"), "    return 2\n```", "DONE"],
+        {"x.py": "def f():\n    return 1 / 0\n\n\nf()\n"},
+        continues=True,
+    ),
+    Scenario(
+        "expectation",
+        "Write tests for double in calc.py.",
+        [bash("python3 -m pytest -q test_calc.py"), "DONE"],
+        {
+            "calc.py": "def double(x):\n    return x + x\n",
+            "test_calc.py": "from calc import double\n\n\ndef test_double():\n    assert double(2) == 5\n",
+        },
+    ),
+    Scenario(
         "printed-output",
         "write the totals to totals.json",
         [bash("""echo '{"a": 1}'"""), "DONE"],
@@ -146,7 +176,11 @@ def run(scenario: Scenario, tmp_path: Path, on: bool) -> list[Event]:
     policies = Policies.chosen("small-local", [] if on else [f"{scenario.policy}=off"])
     with HostSandbox(root, channel_for(root)) as box:
         agent = Agent(
-            ScriptedModel(scenario.replies), box, EventBus([seen.append]), limits=RunLimits(), policies=policies
+            ScriptedModel(scenario.replies, continues_replies=scenario.continues),
+            box,
+            EventBus([seen.append]),
+            limits=RunLimits(command_timeout=scenario.command_timeout),
+            policies=policies,
         )
         agent.asked_files = scenario.asked
         agent.run(scenario.task)
@@ -185,6 +219,12 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "step-done": lambda: "ends the whole task, not one step of it" in told,
         "asked-script": lambda: (root / "count.sh").is_file(),
         "printed-output": lambda: "To write it there" in shown,
+        "server-stop": lambda: "serve.py is a server" in shown,
+        "offline-install": lambda: "There is no network here" in shown,
+        "begun-replies": lambda: any(
+            isinstance(e, Notice) and "the reply begins with a change" in e.message for e in events
+        ),
+        "expectation": lambda: "`double(2)` gives `4`" in shown,
     }
     return checks[scenario.policy]()
 
@@ -284,3 +324,53 @@ def test_a_doubt_of_a_wording_check_retries_only_when_on(on, tmp_path, write_rep
     events = _solve_events(repo, "Fix the greeting in greet.py and commit the fix.", replies, write_replies, *switches)
     notices = [e["message"] for e in events if e["type"] == "notice"]
     assert any("finished while the task asks for a commit" in n for n in notices) == on, notices
+
+
+# What the session shows or begins before the first reply, through `agentcli solve` (with a model that
+# goes on from a begun reply, as llama.cpp does).
+FIRST_STEP_SCENARIOS = [
+    (
+        "named-code",
+        "Make `double` in calc.py return twice its argument.",
+        {"calc.py": "def double(x):\n    return x\n"},
+        lambda events: any(e["type"] == "command_started" and e["step"] == 0 for e in events),
+    ),
+    (
+        "substitution",
+        "Rename colour to color everywhere.",
+        {"a.txt": "colour\n", "b.py": "x = 'colour'\n"},
+        lambda events: any(e["type"] == "command_started" and "grep -rnIF" in e["command"] for e in events),
+    ),
+    (
+        "data-script",
+        "Convert users.csv to users.json, a list of objects.",
+        {"users.csv": "name,age\nada,36\n"},
+        lambda events: next(e["text"] for e in events if e["type"] == "model_replied").startswith("```python\nimport"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("policy", "task", "files", "acted_on"), FIRST_STEP_SCENARIOS, ids=[s[0] for s in FIRST_STEP_SCENARIOS]
+)
+def test_first_step_policy_acts_only_when_on(policy, task, files, acted_on, tmp_path):
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps({"replies": ["print(1)\n```", "DONE: done."], "continues_replies": True}))
+    for on in (True, False):
+        repo = committed_repo(tmp_path / ("on" if on else "off"), files)
+        switches = ["--policy", "retries=off"] + ([] if on else ["--policy", f"{policy}=off"])
+        result = agentcli(
+            "solve", task, "--model", f"scripted:{replies}", "--sandbox", "host", "--json", *switches, cwd=repo
+        )
+        events = [json.loads(line) for line in result.stdout.splitlines()]
+        assert acted_on(events) == on, (on, [e for e in events if e["type"] in ("command_started", "model_replied")])
+
+
+def test_every_policy_has_a_switch_test():
+    from agentcli.policies import BY_NAME
+
+    # Tested on their own above; reply-grammar in tests/test_reply_grammar.py, tests in tests/test_policies.py.
+    apart = {"first-looks", "retries", "task-doubt-retries", "reply-grammar", "tests"}
+    covered = {s.policy for s in SCENARIOS} | {s[0] for s in SESSION_SCENARIOS}
+    covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart
+    assert covered == set(BY_NAME)

@@ -13,34 +13,25 @@ from dataclasses import dataclass, field
 
 from agentcli.agent.begun import change_start, read_file
 from agentcli.agent.checking import (
-    SCRIPT_SUFFIXES,
     check_command,
     command_lines,
     only_changes,
 )
+from agentcli.agent.edit_notes import described_edits, sed_report
 from agentcli.agent.edits import (
-    defined_names,
-    definition_search,
     describe_change,
-    described_replacements,
-    literal_substitution,
     new_content,
-    python_script_command,
     replaces_with_fragment,
     sed_targets,
-    without_comment_lines,
     write_command,
 )
 from agentcli.agent.expected import compared_call, expectation_note, only_tests
+from agentcli.agent.focus import failure_focus
 from agentcli.agent.guards import CommandGuards, already_done
 from agentcli.agent.observation import describe_result, format_observation
 from agentcli.agent.parsing import (
-    PYTHON_LANGUAGES,
     ParsedReply,
     action_complete,
-    echoed_file,
-    echoed_program,
-    echoed_python,
     parse_reply,
     printed_done,
     repeating,
@@ -48,13 +39,14 @@ from agentcli.agent.parsing import (
     step_report,
     without_plan,
 )
+from agentcli.agent.placing import Placer
 from agentcli.agent.printed import printed_not_written
-from agentcli.agent.pysource import parse
 from agentcli.agent.repair import repair
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.reply_grammar import reply_grammar
+from agentcli.agent.repo_view import RepoView
 from agentcli.agent.stuck import StuckDetector
-from agentcli.agent.tracebacks import called_names, definition_range, excerpt, failure_location, is_test_file, numbered
+from agentcli.agent.tracebacks import is_test_file
 from agentcli.agent.unrun import UnrunScripts
 from agentcli.context.window import Context, ContextWindow
 from agentcli.events import (
@@ -96,8 +88,6 @@ FIX_FIRST = (
     "The fix can be your first reply: the path {path} on a line, then a fenced block with the corrected code "
     "(for Python, the complete function you change)."
 )
-# Lines of a function under test shown beside a failing assertion, at most.
-MAX_SHOWN_DEFINITION = 40
 # Seconds a command run before the first reply may take (a server started by it is stopped).
 FIRST_LOOK_TIMEOUT = 15.0
 # Seconds a server the model starts in the foreground runs before it is stopped: long enough to
@@ -113,19 +103,12 @@ ONCE_OBJECTIONS = frozenset({"unchecked"})
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 # Words in a row a DONE summary shares with agentcli's own message that make it a copy of that message.
 ECHO_WORDS = 6
-# A script's interpreter line (the suffixes of the scripts each interpreter runs: SCRIPT_SUFFIXES).
-_INTERPRETER_LINE = re.compile(r"#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+)?(bash|sh|zsh|python3?|node)\b")
 # Copied DONE lines in a row, with no command between, that end an attempt as stuck.
 MAX_ECHOES_IN_A_ROW = 3
 # The answer to a DONE that copies what agentcli told the model, before what it copied.
 ECHOED_DONE = "Your DONE line only repeats what agentcli told you, so the task is not done: "
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
-# The programs a shell command a small model puts in a ```python block starts with.
-_SHELL_COMMAND = re.compile(
-    r"(?:python3?|pip3?|bash|sh|cat|ls|grep|sed|awk|echo|cd|touch|mkdir|mv|cp|rm|chmod|git|head|tail|wc|find|sort)"
-    r"[ \t]+\S"
-)
 # How a reply begun for a command starts.
 BEGUN_COMMAND = "```bash\n"
 # Finish checks whose objections the code answers (nothing changed yet, the tests, the examples, the
@@ -234,6 +217,7 @@ class Agent:
         self.tree_kept = tree_kept or (lambda: contextlib.nullcontext([]))
         self.first_look_results: dict[str, Observation] = {}  # how each first look ran, by command
         self.sandbox = sandbox
+        self.repo = RepoView(sandbox)
         self.events = events
         self.limits = limits or RunLimits()
         self.context = context or ContextWindow(model, reply_tokens=self.limits.reply_tokens, on_event=events.emit)
@@ -276,7 +260,7 @@ class Agent:
         self.asked_files: list[str] = []
         # The scripts the task asks for: their text after the last command, and whether they ran since
         # they last changed.
-        self.unrun = UnrunScripts((), self._read)
+        self.unrun = UnrunScripts((), self.repo.read)
         # How the first reply begins, where the model can go on from it (a data task's script, its
         # inputs read: see session.data_script), and the reply after an objection to the file the
         # task asks for; "" for the model's own start.
@@ -284,7 +268,8 @@ class Agent:
         # How the reply after "nothing has changed yet" begins where no definition was shown (the
         # `sed` that replaces the text the task replaces); "" for a begun command.
         self.unchanged_start = ""
-        self.guards = CommandGuards(sandbox, self._read, self.policies)
+        self.guards = CommandGuards(sandbox, self.repo.read, self.policies)
+        self.placer = Placer(self.repo, self.policies, lambda: self.asked_files)
 
     def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task, then
@@ -292,7 +277,7 @@ class Agent:
         self._task = task
         self.recent_outputs = RecentOutputs()
         self._shown_definition = None
-        self.unrun = UnrunScripts(self.asked_files, self._read)
+        self.unrun = UnrunScripts(self.asked_files, self.repo.read)
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]
         self.context.start(system, render("task", task=task.strip(), context="\n\n".join(p for p in parts if p)))
@@ -313,12 +298,12 @@ class Agent:
         """
         self.events.emit(CommandStarted(step=0, command=command, notes=["run before the first reply"]))
         with self.tree_kept() as changed:
-            run = self._run_at_root(f"export PYTHONDONTWRITEBYTECODE=1 && {command}", FIRST_LOOK_TIMEOUT)
+            run = self.repo.run_at_root(f"export PYTHONDONTWRITEBYTECODE=1 && {command}", FIRST_LOOK_TIMEOUT)
         obs = dataclasses.replace(run, command=command)
         self.first_look_results[command] = obs
         self.events.emit(_finished_event(0, obs))
         self.recent_outputs.seen(0, command, obs)  # the same look sent as the first reply is no news
-        focus = None if obs.ok or not self.policies.on("failure-focus") else self._failure_focus(obs.output)
+        focus = self._focus(obs)
         # The way past a failure it would get stuck at, as after its own command (`chmod +x`).
         advice = None if obs.ok else self.guards.failure_advice(obs)
         # Shown the failure and the code, a small model still plans to "identify the issue" first and
@@ -428,29 +413,7 @@ class Agent:
             self.outcome.plan = parsed.plan
             self.context.set_plan(parsed.plan)
             self.events.emit(PlanUpdated(steps=parsed.plan))
-        command = parsed.command if self.policies.on("echo-as-block") else None
-        if parsed.code is not None:
-            self._place_code(parsed)
-        elif command is not None and (code := echoed_python(command)) is not None:
-            self._place_echoed_code(parsed, code)
-        elif command is not None and (written := echoed_file(command)) is not None:
-            # The file rewritten one `echo` at a time, from memory: as a block it is spliced instead.
-            parsed.command, parsed.file_write = None, written
-            parsed.notes.append(
-                f"Your echo lines were taken as a block for {written[0]}. Next time write the path on a line, "
-                "then a fenced block with the code."
-            )
-        elif command is not None and (program := echoed_program(command)) is not None:
-            self._place_echoed_program(parsed, *program)
-        elif (
-            parsed.command is not None
-            and self.policies.on("asked-script")
-            and (script := self._asked_script(parsed.command)) is not None
-        ):
-            # "Write a shell script tools/count.sh" answered with a `#!/bin/bash` block and no file named:
-            # run now, the script's work is done once and the file the task asks for never written.
-            parsed.command, parsed.file_write = None, (script, parsed.command.rstrip("\n") + "\n")
-            parsed.notes.append(_asked_script_note("Your script block", script))
+        self.placer.place(parsed)
         if parsed.finished:
             self._finish(parsed, step)
         elif parsed.command is not None or parsed.file_write is not None:
@@ -458,23 +421,6 @@ class Agent:
         else:
             error = parsed.error or "no command found"
             self._format_error(f"{error} {self._plan_reminder()}" if self.outcome.plan else error, step)
-
-    def _asked_script(self, command: str) -> str | None:
-        """The one file the task asks for that a script of `command`'s interpreter line (`#!/bin/bash`,
-        `#!/usr/bin/env python3`) would be, or None."""
-        interpreter = _INTERPRETER_LINE.match(command)
-        if interpreter is None or not without_comment_lines(command).strip():
-            return None  # a lone `#!/bin/bash` is no script
-        return self._asked_file(SCRIPT_SUFFIXES.get(interpreter.group(1), ()))
-
-    def _asked_file(self, suffixes: tuple[str, ...], *, new_only: bool = False) -> str | None:
-        """The one file with one of `suffixes` the task asks for (`new_only`: while it does not exist)."""
-        fitting = [
-            name
-            for name in self.asked_files
-            if name.lower().endswith(suffixes) and not (new_only and self._read(name) is not None)
-        ]
-        return fitting[0] if len(fitting) == 1 else None
 
     def _copied(self, text: str) -> str | None:
         """What the reply copied instead of saying something new, or None."""
@@ -662,7 +608,7 @@ class Agent:
         if look is None:
             return f"{problem}: check it first (run the program or the tests)."
         with self.tree_kept():
-            obs = self._run_at_root(look, FIRST_LOOK_TIMEOUT)
+            obs = self.repo.run_at_root(look, FIRST_LOOK_TIMEOUT)
         return (
             f"{problem}. Here is `{look}`:\n{describe_result(obs)}\n"
             "Check that it does what the task asks (run the program or the tests), or fix it."
@@ -721,7 +667,7 @@ class Agent:
             command, notes = instead, [*notes, f"{why} So your command ran as `{instead}`."]
         if parsed.file_write is not None:
             path, block = parsed.file_write
-            before = self._read(path)
+            before = self.repo.read(path)
             content, how = new_content(path, before, block, partial=path == self._begun_definition_in)
             if before is not None and replaces_with_fragment(before, content):
                 # "Look at line 15:" and a one-line block: a quote, not the file's new content.
@@ -776,11 +722,11 @@ class Agent:
             if decision.command and decision.command != command:
                 command = decision.command
                 notes = [*notes, f"The user edited your command before running it; it ran as:\n{command}"]
-        edited = {path: self._read(path) for path in sed_targets(command)}
+        edited = {path: self.repo.read(path) for path in sed_targets(command)}
         # Our own write of a block was judged above; the model's `>` is judged by what it did.
         overwritten = {} if parsed.file_write is not None else self.guards.before_overwrites(command)
         if not edited and parsed.file_write is None and self.policies.on("described-edits"):
-            notes = [*notes, *self._described_replacements(parsed.text)]
+            notes = [*notes, *described_edits(self.repo, parsed.text)]
         if parsed.file_write is None and (made := self.guards.make_missing_folders(command)):
             notes = [*notes, made]
         self.events.emit(CommandStarted(step=step, command=command, notes=notes))
@@ -815,20 +761,20 @@ class Agent:
         self._last_command = command.strip()
         self._last_failure = "" if ok else _failure_summary(obs)
         if edited and obs.ok:
-            notes = [*notes, *self._edit_report(command, edited)]
+            notes = [*notes, *sed_report(self.repo, command, edited)]
         notes = [*notes, *self.guards.undo_lossy_overwrites(command, overwritten)]
         if (
             obs.ok
             and parsed.file_write is None
             and self.policies.on("printed-output")
-            and (printed := printed_not_written(command, obs.output, self.asked_files, self._read))
+            and (printed := printed_not_written(command, obs.output, self.asked_files, self.repo.read))
         ):
             notes = [*notes, printed]
         if not obs.ok and _ONE_LINE_PYTHON.search(command) and "SyntaxError" in obs.output:
             notes = [*notes, ONE_LINE_PYTHON_NOTE]
         if not ok and (advice := self.guards.failure_advice(obs)):
             notes = [*notes, advice]
-        focus = None if obs.ok or not self.policies.on("failure-focus") else self._failure_focus(obs.output)
+        focus = self._focus(obs)
         self._failure_at = None
         if focus is not None:
             path, line, context = focus
@@ -870,12 +816,12 @@ class Agent:
 
     def _in_definition(self, path: str, line: int) -> bool:
         """Whether line `line` of `path` is inside a definition whose change a reply can begin."""
-        start = change_start(path, self._read(path) or "", line)
+        start = change_start(path, self.repo.read(path) or "", line)
         return start is not None and start.definition
 
     def _begin_change(self, path: str, line: int | None) -> None:
         """Begin the next reply with a change to `path` about line `line` (see agent.begun)."""
-        if (text := self._read(path)) is None:
+        if (text := self.repo.read(path)) is None:
             return
         if line is None and self._shown_definition is not None and self._shown_definition[0] == path:
             line = self._shown_definition[1]
@@ -883,29 +829,11 @@ class Agent:
         if start is not None and self._begin_reply(start.text, path if start.definition else None):
             self.events.emit(Notice(message=f"the reply begins with a change to {path}, for the model to go on"))
 
-    def _failure_focus(self, output: str) -> tuple[str, int, str] | None:
-        """The repository code a failure points to: (path, line, the lines shown to the model), or None.
-
-        A failing assertion in a test points to the test; the function it calls is the code to look at.
-        """
-        location = failure_location(output, self.sandbox.workdir, lambda path: self._read(path) is not None)
-        if location is None:
+    def _focus(self, obs: Observation) -> tuple[str, int, str] | None:
+        """Where a failed command's failure points in the repository's code (see agent.focus), or None."""
+        if obs.ok or not self.policies.on("failure-focus"):
             return None
-        path, line = location
-        text = self._read(path) or ""
-        offered = self._expectation(path, text, line) if is_test_file(path) else None
-        if offered is not None:
-            return path, line, offered
-        if is_test_file(path):
-            lines = text.splitlines()
-            for name in called_names(lines[line - 1] if 0 < line <= len(lines) else ""):
-                found = self._definition(name)
-                if found is not None:
-                    where, source, (first, last) = found
-                    shown = numbered(source, first, last)
-                    return where, first, f"The failing line {path}:{line} calls {name}, defined in {where}:\n{shown}"
-        shown = excerpt(text, line)
-        return (path, line, f"The error comes from {path} line {line}:\n{shown}") if shown else None
+        return failure_focus(self.repo, obs.output, self._expectation)
 
     def _expectation(self, path: str, test_text: str, line: int) -> str | None:
         """For a failing `assert CALL == VALUE` in a test the task asks for: the value CALL gives."""
@@ -916,158 +844,8 @@ class Agent:
         ):
             return None
         with self.tree_kept():
-            obs = self._run_at_root(compared.command, timeout=10)
+            obs = self.repo.run_at_root(compared.command, timeout=10)
         return expectation_note(path, compared, obs.output) if obs.ok else None
-
-    def _definition(self, name: str) -> tuple[str, str, tuple[int, int]] | None:
-        """(file, its text, line range) of the one definition of `name` outside tests, if short enough to show."""
-        files = {f for f in self._listed_files(definition_search([name])) if not is_test_file(f)}
-        if len(files) != 1:
-            return None
-        where = files.pop()
-        source = self._read(where) or ""
-        span = definition_range(source, name)
-        if span is None or span[1] - span[0] >= MAX_SHOWN_DEFINITION:
-            return None
-        return where, source, span
-
-    def _run_at_root(self, command: str, timeout: float | None = None) -> Observation:
-        """Run `command` in a subshell at the repository root: the model's shell keeps its directory."""
-        return self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {command})", timeout)
-
-    def _listed_files(self, command: str, *, hidden: bool = False) -> list[str]:
-        """The files a listing command (`grep -l`, printing `./path` lines) names; hidden paths (.git,
-        .agentcli, dotfiles) only with `hidden`."""
-        listing = self._run_at_root(command).output.splitlines()
-        files = sorted({line.strip().removeprefix("./") for line in listing if line.strip()})
-        return [f for f in files if hidden or not f.startswith(".")]
-
-    def _read(self, path: str) -> str | None:
-        try:
-            return self.sandbox.read_file(path)
-        except (OSError, UnicodeDecodeError):  # not there, a folder, unreadable: no text to read
-            return None
-
-    def _edit_report(self, command: str, before: dict[str, str | None]) -> list[str]:
-        """What an in-place `sed` did to each file: its diff; or, when its pattern matched nothing, the
-        literal replacement it was meant as, or that it matched nothing."""
-        notes = []
-        literal = literal_substitution(command)
-        for path, old in before.items():
-            new = self._read(path)
-            if old is None or new is None:
-                continue
-            if new != old:
-                notes.append(describe_change(path, old, new))
-            elif literal is not None and literal[0] == literal[1]:
-                # `sed -i 's/recieve/recieve/g'`: the misspelling the task names, written twice.
-                notes.append(
-                    f"sed replaced `{literal[0]}` with the same text, so nothing changed in {path}: the "
-                    "replacement (between the second and third `/`) must be the new text."
-                )
-            elif literal is not None and literal[0] in old and self._replace_literally(path, old, *literal):
-                notes.append(
-                    f"sed's pattern matched nothing as a regular expression, but occurs in {path} as plain text, "
-                    f"so it was replaced as plain text. {describe_change(path, old, self._read(path) or '')}"
-                )
-            else:
-                notes.append(
-                    f"sed changed nothing in {path}: the pattern matched no line. Compare it with `cat -n {path}` "
-                    "(in sed's basic syntax, \\( \\) group and . * [ ] are special)."
-                )
-        return notes
-
-    def _described_replacements(self, reply: str) -> list[str]:
-        """Carry out "Replace `OLD` with `NEW`" that the reply only describes (in prose or a comment) when
-        OLD occurs in exactly one file of the repository; one note for each one done.
-
-        A small model often knows the edit, says it, and then only runs the test.
-        """
-        notes = []
-        for old, new in described_replacements(reply):
-            grep = f"grep -rlF --exclude-dir=.git --exclude-dir=.agentcli -e {shlex.quote(old)} . 2>/dev/null"
-            files = self._listed_files(grep, hidden=True)
-            if len(files) != 1:
-                continue
-            path = files[0]
-            before = self._read(path)
-            if before is not None and self._replace_literally(path, before, old, new, every=True):
-                change = describe_change(path, before, self._read(path) or "")
-                notes.append(f"Your reply said to replace `{old}` with `{new}`, so that was done first. {change}")
-        return notes
-
-    def _replace_literally(self, path: str, text: str, old: str, new: str, every: bool) -> bool:
-        if every:
-            replaced = text.replace(old, new)
-        else:  # sed without g: the first occurrence on each line
-            replaced = "".join(line.replace(old, new, 1) for line in text.splitlines(keepends=True))
-        return self.sandbox.run(write_command(path, replaced)).ok
-
-    def _place_code(self, parsed: ParsedReply) -> None:
-        """A Python block with no file named: an edit of the one file that defines its functions, the
-        script the task asks for, or else a script to run. Small models write Python far more reliably
-        than shell pipelines or here-documents, so a bare ```python block is taken as "run this"."""
-        language, block = parsed.code or ("", "")
-        if language not in PYTHON_LANGUAGES:
-            return
-        if (home := self._defining_file(block)) is not None:
-            path, names = home
-            parsed.file_write = path, block
-            parsed.error = None
-            parsed.notes.append(f"Your block named no file; {path} defines {names}, so it went there.")
-            return
-        if parsed.command is not None:
-            return  # beside a command, code no file defines is an illustration, not a script to run
-        # "Write a script tools/count.py that ...": its first ```python block is that script (one with an
-        # interpreter line always is), not code to run once. A later one may be a check of it: it runs.
-        script = self._asked_file(SCRIPT_SUFFIXES["python"], new_only=not block.startswith("#!"))
-        if script is not None:
-            parsed.file_write = script, block
-            parsed.error = None
-            parsed.notes.append(_asked_script_note("Your ```python block", script))
-            return
-        if parse(block) is None and _SHELL_COMMAND.match(block.lstrip()):
-            # ```python around `python -c '...'` or `cat data.json`: the command, not a script.
-            parsed.command, parsed.error = block, None
-            parsed.notes.append("Your ```python block holds a shell command, not Python, so it ran as one.")
-            return
-        parsed.command = python_script_command(block)
-        parsed.error = None
-        parsed.notes.append(
-            "Your ```python block named no file, so it ran as a script (python3, in the repository). To change "
-            "a file instead, write its path on the line before the block."
-        )
-
-    def _place_echoed_code(self, parsed: ParsedReply, code: str) -> None:
-        """`echo` lines that print definitions one file of the repository has: that file's edit."""
-        if (home := self._defining_file(code)) is None:
-            return
-        path, names = home
-        parsed.command, parsed.file_write = None, (path, code)
-        parsed.notes.append(
-            f"Your echo lines only printed code, which writes no file. {path} defines {names}, so "
-            f"the code went there. Next time write the path {path} on a line, then a fenced block with the code."
-        )
-
-    def _place_echoed_program(self, parsed: ParsedReply, code: str, path: str, rest: str) -> None:
-        """One `echo "` printing Python code over several lines (its quotes broken by the code's own, or
-        going to no file): the code written to the file it names, else to the one Python file the task
-        asks for, else to the file that defines its functions; the commands after it run after."""
-        target = path or self._asked_file((".py",)) or (home[0] if (home := self._defining_file(code)) else None)
-        if target is None:
-            return
-        parsed.command, parsed.file_write = rest or None, (target, code)
-        parsed.notes.append(
-            f"Your echo of Python code was taken as a block for {target}: an echo breaks on the code's own quotes. "
-            f"Next time write the path {target} on a line, then a fenced block with the code."
-        )
-
-    def _defining_file(self, code: str) -> tuple[str, str] | None:
-        """The one file of the repository that defines the functions and classes of `code`, and their
-        names as a phrase; None when no file, or more than one, does."""
-        names = defined_names(code)
-        files = self._listed_files(definition_search(names)) if names else []
-        return (files[0], ", ".join(names)) if len(files) == 1 else None
 
     def _format_error(self, message: str, step: int, *, command_ran: bool = False, verdict: str = "") -> None:
         # Our own words, for `_echoed`: the plan the reminder quotes is the model's.
@@ -1102,14 +880,6 @@ class Agent:
             raise _Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")
         if limits.max_cost and o.cost >= limits.max_cost:
             raise _Stop("failed", f"cost limit reached (${limits.max_cost:g})")
-
-
-def _asked_script_note(block: str, script: str) -> str:
-    """What the model is told when its block with no file named became the script the task asks for."""
-    return (
-        f"{block} named no file, so it was written to {script}, the script the task asks for. "
-        "Next time write the path on a line, then the fenced block."
-    )
 
 
 def _objection_key(name: str, problem: str, commands_run: int) -> str:

@@ -587,7 +587,7 @@ def parse_reply(text: str) -> ParsedReply:
         return reply
     reply.command = command
     # "Here is the fixed function:" and a ```python block, then the tests in a ```bash block: the
-    # code is an edit to place before the command (see Agent._place_code), if a file defines it.
+    # code is an edit to place before the command (see agent.placing), if a file defines it.
     earlier = [b for b in blocks if b.start < first.start and b.language in PYTHON_LANGUAGES]
     if earlier and earlier[0].body.strip():
         reply.code = "python", earlier[0].body

@@ -1,0 +1,38 @@
+"""The repository code a failure points to, shown beside the failure (policy `failure-focus`).
+
+A traceback's last frame in the repository is where to look; a failing assertion in a test points to
+the test, and the function its failing line calls is the code to look at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agentcli.agent.repo_view import RepoView
+from agentcli.agent.tracebacks import called_names, excerpt, failure_location, is_test_file, numbered
+
+# What to show for a failing line of a test (its path, text and line), before anything else; None: nothing.
+Offer = Callable[[str, str, int], str | None]
+
+
+def failure_focus(repo: RepoView, output: str, offer: Offer) -> tuple[str, int, str] | None:
+    """The repository code a failure in `output` points to: (path, line, the lines shown to the model),
+    or None. `offer` may answer a failing test line first (the expectation policy)."""
+    location = failure_location(output, repo.sandbox.workdir, lambda path: repo.read(path) is not None)
+    if location is None:
+        return None
+    path, line = location
+    text = repo.read(path) or ""
+    offered = offer(path, text, line) if is_test_file(path) else None
+    if offered is not None:
+        return path, line, offered
+    if is_test_file(path):
+        lines = text.splitlines()
+        for name in called_names(lines[line - 1] if 0 < line <= len(lines) else ""):
+            found = repo.definition(name)
+            if found is not None:
+                where, source, (first, last) = found
+                shown = numbered(source, first, last)
+                return where, first, f"The failing line {path}:{line} calls {name}, defined in {where}:\n{shown}"
+    shown = excerpt(text, line)
+    return (path, line, f"The error comes from {path} line {line}:\n{shown}") if shown else None

@@ -1,0 +1,145 @@
+"""Where code goes that a reply did not put in a file: a ```python block with no path, Python echoed
+line by line, a script block for the script the task asks for.
+
+Small models write Python far more reliably than shell pipelines or here-documents, but often forget
+the path line; the code goes to the one file that defines its functions, or the script the task asks
+for, or runs as a script. Each placement tells the model what was done and how to say it next time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from agentcli.agent.checking import SCRIPT_SUFFIXES
+from agentcli.agent.edits import python_script_command, without_comment_lines
+from agentcli.agent.parsing import PYTHON_LANGUAGES, ParsedReply, echoed_file, echoed_program, echoed_python
+from agentcli.agent.pysource import parse
+from agentcli.agent.repo_view import RepoView
+from agentcli.policies import Policies
+
+# A script's interpreter line (the suffixes of the scripts each interpreter runs: SCRIPT_SUFFIXES).
+_INTERPRETER_LINE = re.compile(r"#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+)?(bash|sh|zsh|python3?|node)\b")
+# The programs a shell command a small model puts in a ```python block starts with.
+_SHELL_COMMAND = re.compile(
+    r"(?:python3?|pip3?|bash|sh|cat|ls|grep|sed|awk|echo|cd|touch|mkdir|mv|cp|rm|chmod|git|head|tail|wc|find|sort)"
+    r"[ \t]+\S"
+)
+
+
+class Placer:
+    """Places a reply's unplaced code (policies `echo-as-block`, `asked-script`)."""
+
+    def __init__(self, repo: RepoView, policies: Policies, asked_files: Callable[[], Sequence[str]]) -> None:
+        self.repo = repo
+        self.policies = policies
+        self.asked_files = asked_files  # the files the task asks to be written, as the session read them
+
+    def place(self, parsed: ParsedReply) -> None:
+        """Turn `parsed`'s code with no file, or its echoed code, into the write or command it means."""
+        command = parsed.command if self.policies.on("echo-as-block") else None
+        if parsed.code is not None:
+            self._code(parsed)
+        elif command is not None and (code := echoed_python(command)) is not None:
+            self._echoed_code(parsed, code)
+        elif command is not None and (written := echoed_file(command)) is not None:
+            # The file rewritten one `echo` at a time, from memory: as a block it is spliced instead.
+            parsed.command, parsed.file_write = None, written
+            parsed.notes.append(
+                f"Your echo lines were taken as a block for {written[0]}. Next time write the path on a line, "
+                "then a fenced block with the code."
+            )
+        elif command is not None and (program := echoed_program(command)) is not None:
+            self._echoed_program(parsed, *program)
+        elif (
+            parsed.command is not None
+            and self.policies.on("asked-script")
+            and (script := self.asked_script(parsed.command)) is not None
+        ):
+            # "Write a shell script tools/count.sh" answered with a `#!/bin/bash` block and no file named:
+            # run now, the script's work is done once and the file the task asks for never written.
+            parsed.command, parsed.file_write = None, (script, parsed.command.rstrip("\n") + "\n")
+            parsed.notes.append(asked_script_note("Your script block", script))
+
+    def asked_script(self, command: str) -> str | None:
+        """The one file the task asks for that a script of `command`'s interpreter line (`#!/bin/bash`,
+        `#!/usr/bin/env python3`) would be, or None."""
+        interpreter = _INTERPRETER_LINE.match(command)
+        if interpreter is None or not without_comment_lines(command).strip():
+            return None  # a lone `#!/bin/bash` is no script
+        return self.asked_file(SCRIPT_SUFFIXES.get(interpreter.group(1), ()))
+
+    def asked_file(self, suffixes: tuple[str, ...], *, new_only: bool = False) -> str | None:
+        """The one file with one of `suffixes` the task asks for (`new_only`: while it does not exist)."""
+        fitting = [
+            name
+            for name in self.asked_files()
+            if name.lower().endswith(suffixes) and not (new_only and self.repo.read(name) is not None)
+        ]
+        return fitting[0] if len(fitting) == 1 else None
+
+    def _code(self, parsed: ParsedReply) -> None:
+        """A Python block with no file named: an edit of the one file that defines its functions, the
+        script the task asks for, or else a script to run."""
+        language, block = parsed.code or ("", "")
+        if language not in PYTHON_LANGUAGES:
+            return
+        if (home := self.repo.defining_file(block)) is not None:
+            path, names = home
+            parsed.file_write = path, block
+            parsed.error = None
+            parsed.notes.append(f"Your block named no file; {path} defines {names}, so it went there.")
+            return
+        if parsed.command is not None:
+            return  # beside a command, code no file defines is an illustration, not a script to run
+        # "Write a script tools/count.py that ...": its first ```python block is that script (one with an
+        # interpreter line always is), not code to run once. A later one may be a check of it: it runs.
+        script = self.asked_file(SCRIPT_SUFFIXES["python"], new_only=not block.startswith("#!"))
+        if script is not None:
+            parsed.file_write = script, block
+            parsed.error = None
+            parsed.notes.append(asked_script_note("Your ```python block", script))
+            return
+        if parse(block) is None and _SHELL_COMMAND.match(block.lstrip()):
+            # ```python around `python -c '...'` or `cat data.json`: the command, not a script.
+            parsed.command, parsed.error = block, None
+            parsed.notes.append("Your ```python block holds a shell command, not Python, so it ran as one.")
+            return
+        parsed.command = python_script_command(block)
+        parsed.error = None
+        parsed.notes.append(
+            "Your ```python block named no file, so it ran as a script (python3, in the repository). To change "
+            "a file instead, write its path on the line before the block."
+        )
+
+    def _echoed_code(self, parsed: ParsedReply, code: str) -> None:
+        """`echo` lines that print definitions one file of the repository has: that file's edit."""
+        if (home := self.repo.defining_file(code)) is None:
+            return
+        path, names = home
+        parsed.command, parsed.file_write = None, (path, code)
+        parsed.notes.append(
+            f"Your echo lines only printed code, which writes no file. {path} defines {names}, so "
+            f"the code went there. Next time write the path {path} on a line, then a fenced block with the code."
+        )
+
+    def _echoed_program(self, parsed: ParsedReply, code: str, path: str, rest: str) -> None:
+        """One `echo "` printing Python code over several lines (its quotes broken by the code's own, or
+        going to no file): the code written to the file it names, else to the one Python file the task
+        asks for, else to the file that defines its functions; the commands after it run after."""
+        target = path or self.asked_file((".py",)) or (home[0] if (home := self.repo.defining_file(code)) else None)
+        if target is None:
+            return
+        parsed.command, parsed.file_write = rest or None, (target, code)
+        parsed.notes.append(
+            f"Your echo of Python code was taken as a block for {target}: an echo breaks on the code's own quotes. "
+            f"Next time write the path {target} on a line, then a fenced block with the code."
+        )
+
+
+def asked_script_note(block: str, script: str) -> str:
+    """What the model is told when its block with no file named became the script the task asks for."""
+    return (
+        f"{block} named no file, so it was written to {script}, the script the task asks for. "
+        "Next time write the path on a line, then the fenced block."
+    )

@@ -56,6 +56,7 @@ PROTECTED = (
 ROLES = {"main": "model", "summary": "summary_model"}
 REPO_CONFIG_MAX_BYTES = 1 << 20  # a repository file larger than this is not read
 TRUST_FILE = "trusted.json"
+TOOL_CALLS = ("auto", "on", "off")
 
 
 @dataclass
@@ -98,6 +99,9 @@ class Settings:
     cache_max_mb: int = 256  # the response cache's size cap; the least recently used replies go first
     n_ctx: int = 8192  # llama.cpp context cap
     n_threads: int = 0  # llama.cpp threads; 0: the physical cores
+    # LiteLLM models: the actions offered as native tools ("on", "off"; "auto": where LiteLLM knows the
+    # model calls functions). A reply in text is read as before either way.
+    tool_calls: str = "auto"
 
     # Where each value came from: "default", a file path, "env AGENTCLI_X", "flag".
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -154,6 +158,8 @@ def validate(settings: Settings) -> Settings:
     """Reject values no run could use."""
     if settings.sandbox not in SANDBOXES:
         raise UsageError(f"sandbox must be one of {', '.join(SANDBOXES)}, got {settings.sandbox!r}")
+    if settings.tool_calls not in TOOL_CALLS:
+        raise UsageError(f"tool_calls must be one of {', '.join(TOOL_CALLS)}, got {settings.tool_calls!r}")
     positive = (
         "memory_mb",
         "cpus",

@@ -1,7 +1,9 @@
 """A small OpenAI-compatible chat server on loopback that answers from a script.
 
-Each entry of `script` is either a reply string (200 with that content) or an (HTTP status,
-headers) pair to fail that request with, e.g. (429, {"Retry-After": "0"}) or (500, {}).
+Each entry of `script` is either a reply string (200 with that content), a tool call
+`{"tool": NAME, "arguments": {...}}` (200 with that call; streamed as the API streams one: the name,
+then the arguments in pieces), or an (HTTP status, headers) pair to fail that request with, e.g.
+(429, {"Retry-After": "0"}) or (500, {}).
 """
 
 from __future__ import annotations
@@ -35,10 +37,47 @@ class ScriptedOpenAIServer:
                     payload = json.dumps({"error": {"message": f"scripted failure {status}", "type": "test"}})
                     self._send(status, payload, headers, "application/json")
                     return
-                if body.get("stream"):
+                if isinstance(entry, dict):
+                    self._call(body, entry["tool"], json.dumps(entry["arguments"]))
+                elif body.get("stream"):
                     self._stream(body, entry)
                 else:
                     self._send(200, json.dumps(_completion(body, entry)), {}, "application/json")
+
+            def _call(self, body: dict[str, Any], name: str, arguments: str) -> None:
+                if not body.get("stream"):
+                    reply = _completion(body, "")
+                    reply["choices"][0]["message"] = {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [_tool_call(name, arguments)],
+                    }
+                    reply["choices"][0]["finish_reason"] = "tool_calls"
+                    self._send(200, json.dumps(reply), {}, "application/json")
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                pieces = [arguments[i : i + 7] for i in range(0, len(arguments), 7)]
+                deltas = [{"tool_calls": [{**_tool_call(name, ""), "index": 0}]}]
+                deltas += [{"tool_calls": [{"index": 0, "function": {"arguments": piece}}]} for piece in pieces]
+                for delta in deltas:
+                    self._chunk(body, delta, None)
+                self._chunk(body, {}, "tool_calls", usage=_usage(body, arguments))
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+            def _chunk(self, body: dict[str, Any], delta: dict, finish: str | None, usage: dict | None = None) -> None:
+                chunk: dict[str, Any] = {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion.chunk",
+                    "created": int(time.time()),
+                    "model": body.get("model", "test"),
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                }
+                if usage is not None:
+                    chunk["usage"] = usage
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
 
             def _send(self, status: int, payload: str, headers: dict[str, str], kind: str) -> None:
                 data = payload.encode()
@@ -107,3 +146,7 @@ def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": _usage(body, text),
     }
+
+
+def _tool_call(name: str, arguments: str) -> dict[str, Any]:
+    return {"id": "call_test", "type": "function", "function": {"name": name, "arguments": arguments}}

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentcli.agent.begun import change_start, read_file
 from agentcli.agent.checking import (
@@ -46,6 +47,7 @@ from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.reply_grammar import reply_grammar
 from agentcli.agent.repo_view import RepoView
 from agentcli.agent.stuck import StuckDetector
+from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
 from agentcli.agent.tracebacks import is_test_file
 from agentcli.agent.unrun import UnrunScripts
 from agentcli.context.window import Context, ContextWindow
@@ -370,7 +372,7 @@ class Agent:
         started = time.monotonic()
         try:
             reply = self._complete()
-            copied = self._copied(reply.text) if self.policies.on("resample") else None
+            copied = self._copied(_reply_text(reply)) if self.policies.on("resample") else None
             if copied is not None:
                 # Greedy decoding that has written a reply before, word for word, is copying itself and
                 # would go round the same circle forever; one that echoes our own notes back has nothing
@@ -387,11 +389,12 @@ class Agent:
         self.outcome.steps = step
         usage = reply.usage
         self._account(reply)
-        self._earlier_replies.add(_normalised(reply.text))
+        text = _reply_text(reply)
+        self._earlier_replies.add(_normalised(text))
         self.events.emit(
             ModelReplied(
                 step=step,
-                text=reply.text,
+                text=text,
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
                 cost=reply.cost,
@@ -401,9 +404,9 @@ class Agent:
         )
         if isinstance(reply.raw, dict) and isinstance(ids := reply.raw.get("tokens"), dict):
             self.events.emit(ModelTokens(step=step, **ids))
-        parsed = parse_reply(reply.text)
+        parsed = parse_reply(text) if reply.tool_call is None else parsed_call(reply.tool_call, text)
         unchanged_plan = parsed.plan is not None and parsed.plan == self.outcome.plan
-        kept = parsed.history_text or reply.text
+        kept = parsed.history_text or text
         self.context.add("assistant", without_plan(kept) if unchanged_plan else kept)
         if self.limits.timeout and self._elapsed() >= self.limits.timeout:
             # The reply may have been cut short by the deadline: don't act on half a thought.
@@ -441,7 +444,9 @@ class Agent:
             try:
                 prompt = self.context.prompt()
                 self._journal_prompt(prompt, temperature)
-                shape = {"grammar": grammar} if (grammar := self._reply_grammar()) is not None else {}
+                shape: dict[str, Any] = {"grammar": grammar} if (grammar := self._reply_grammar()) is not None else {}
+                if getattr(self.model, "calls_tools", False):
+                    shape["tools"] = ACTION_TOOLS
                 return self.model.complete(
                     prompt,
                     max_tokens=self.limits.reply_tokens,
@@ -895,6 +900,11 @@ def _failure_summary(obs: Observation) -> str:
     lines = [line.strip() for line in obs.output.splitlines() if line.strip()]
     last = f": {lines[-1][:200]}" if lines else ""
     return f"exit {obs.exit_code}{last}"
+
+
+def _reply_text(reply: Reply) -> str:
+    """A reply as it reads in the conversation: a tool call in the text protocol's form."""
+    return reply.text if reply.tool_call is None else call_text(reply.tool_call, reply.text)
 
 
 def _normalised(reply: str) -> str:

@@ -363,14 +363,14 @@ def _file_target(text: str, block: Block) -> tuple[str, str, bool] | None:
     body = block.body
     first, _, rest = body.partition("\n")
     if named := _PATH_COMMENT.match(first):
-        return _safe_path(named.group(1)), rest, True
+        return safe_path(named.group(1)), rest, True
     before = [line for line in text[: block.start].splitlines()[-2:] if line.strip()]
     same_line = text[block.start : text.find("\n", block.start)] if block.start < len(text) else ""
     for line in reversed([*before, same_line.split("```")[0].split("~~~")[0]]):
         plain = line.replace("`", " ").replace("*", " ")
         paths = _PATH.findall(plain)
         if paths:
-            return _safe_path(paths[-1]), body, plain.rstrip(" \t:").endswith(paths[-1])
+            return safe_path(paths[-1]), body, plain.rstrip(" \t:").endswith(paths[-1])
     return None
 
 
@@ -426,7 +426,7 @@ def _language_fits(language: str, path: str) -> bool:
     return suffix in _LANGUAGE_SUFFIXES.get(language, {suffix})
 
 
-def _safe_path(path: str) -> str:
+def safe_path(path: str) -> str:
     path = path.strip().removeprefix("./")
     return "" if path.startswith("/") or ".." in path.split("/") else path
 

@@ -29,15 +29,26 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool the model called: its name and arguments (None where they were not a JSON object; `raw`
+    holds them as sent)."""
+
+    name: str
+    arguments: dict[str, Any] | None
+    raw: str = ""
+
+
 @dataclass
 class Reply:
-    """What a model returned for one call."""
+    """What a model returned for one call: text, and the first tool it called where it was offered tools."""
 
     text: str
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     raw: Any = None
     cached: bool = False  # served from the response cache, not by the model
+    tool_call: ToolCall | None = None
 
 
 # Called with each streamed piece of text; returning True asks the backend to stop generating.
@@ -54,6 +65,8 @@ class Model(Protocol):
     # Whether `complete` decodes under a `grammar` (GBNF) so that the reply matches it (llama.cpp can;
     # the other backends take the argument and ignore it).
     constrains_replies: bool
+    # Whether `complete` offers `tools` to the model, which may answer with a call (`Reply.tool_call`).
+    calls_tools: bool
 
     def complete(
         self,
@@ -64,13 +77,15 @@ class Model(Protocol):
         temperature: float | None = None,
         prefix: str = "",
         grammar: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Reply:
         """Return the model's reply to `messages`. Raise `ModelError` subclasses on failure.
 
         `temperature` overrides the model's own for this call (the loop raises it to get a
         different reply when a greedy one repeats itself). `prefix` is the start of the reply, which
         the model continues (the text returned includes it); ignored unless `continues_replies`.
-        `grammar`: GBNF the reply (after `prefix`) must match; ignored unless `constrains_replies`."""
+        `grammar`: GBNF the reply (after `prefix`) must match; ignored unless `constrains_replies`.
+        `tools`: OpenAI-style tool schemas offered to the model; ignored unless `calls_tools`."""
         ...
 
     def count_tokens(self, messages: list[Message]) -> int:
@@ -122,6 +137,10 @@ class ModelWrapper:
     @property
     def constrains_replies(self) -> bool:
         return getattr(self.wrapped, "constrains_replies", False)
+
+    @property
+    def calls_tools(self) -> bool:
+        return getattr(self.wrapped, "calls_tools", False)
 
     @property
     def context_window(self) -> int:

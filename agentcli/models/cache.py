@@ -7,6 +7,7 @@ its endpoint, the messages and the sampling parameters; past a size cap the leas
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentcli.models.base import Message, ModelWrapper, Reply, StreamCallback, Usage
+from agentcli.models.base import Message, ModelWrapper, Reply, StreamCallback, ToolCall, Usage
 from agentcli.models.stream import StreamRelay
 
 DEFAULT_MAX_BYTES = 256 << 20
@@ -46,6 +47,7 @@ class ResponseCache:
         max_tokens: int | None = None,
         prefix: str = "",
         grammar: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
         stop: tuple[str, ...] = (),
         masks: tuple[str, ...] = (),
     ) -> str:
@@ -63,6 +65,8 @@ class ResponseCache:
         }
         if grammar is not None:  # keys of unconstrained replies stay as they were
             material["grammar"] = grammar
+        if tools is not None:
+            material["tools"] = tools
         return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
@@ -152,6 +156,7 @@ class CachedModel(ModelWrapper):
         temperature: float | None = None,
         prefix: str = "",
         grammar: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Reply:
         key = self.cache.key(
             self.inner.name,
@@ -162,6 +167,7 @@ class CachedModel(ModelWrapper):
             max_tokens=max_tokens,
             prefix=prefix if self.inner.continues_replies else "",
             grammar=grammar if self.constrains_replies else None,
+            tools=tools if self.calls_tools else None,
             stop=tuple(getattr(self.inner, "stop", ()) or ()),
             masks=self.masks,
         )
@@ -177,11 +183,19 @@ class CachedModel(ModelWrapper):
                 completion_tokens=int(entry.get("completion_tokens", 0)),
                 prompt_evaluated=0,
             )
-            return Reply(text=text, usage=usage, cost=0.0, raw={"cached": key}, cached=True)
+            call = entry.get("tool_call")
+            tool_call = ToolCall(call["name"], call["arguments"], call["raw"]) if isinstance(call, dict) else None
+            return Reply(text=text, usage=usage, cost=0.0, raw={"cached": key}, cached=True, tool_call=tool_call)
         reply = self.inner.complete(
-            messages, max_tokens=max_tokens, on_token=on_token, temperature=temperature, prefix=prefix, grammar=grammar
+            messages,
+            max_tokens=max_tokens,
+            on_token=on_token,
+            temperature=temperature,
+            prefix=prefix,
+            grammar=grammar,
+            tools=tools,
         )
-        if reply.text:
+        if reply.text or reply.tool_call is not None:
             self.cache.put(
                 key,
                 {
@@ -190,6 +204,7 @@ class CachedModel(ModelWrapper):
                     "prompt_tokens": reply.usage.prompt_tokens,
                     "completion_tokens": reply.usage.completion_tokens,
                     "cost": reply.cost,
+                    "tool_call": dataclasses.asdict(reply.tool_call) if reply.tool_call is not None else None,
                 },
             )
         return reply

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -15,6 +16,7 @@ from agentcli.models.base import (
     Reply,
     RequestRejected,
     StreamCallback,
+    ToolCall,
     Usage,
     estimate_message_tokens,
 )
@@ -52,7 +54,10 @@ class LiteLLMModel:
         on_retry: Callable[[int, float, Exception], None] | None = None,
         timeout: float = REQUEST_TIMEOUT,
         limiter: RateLimiter | None = None,
+        tool_calls: str = "auto",
     ):
+        """`tool_calls`: offer the tools a call gives as native tools: "on", "off", or "auto" (where
+        LiteLLM knows the model supports function calling)."""
         self.name = name
         self.api_base = api_base
         # A local OpenAI-compatible server takes any key, but the client insists on one.
@@ -67,6 +72,19 @@ class LiteLLMModel:
         # A chat API answers messages; it cannot be made to go on from a reply begun for it.
         self.continues_replies = False
         self.constrains_replies = False
+        self.tool_calls = tool_calls
+        self._calls_tools: bool | None = None
+
+    @property
+    def calls_tools(self) -> bool:
+        if self._calls_tools is None:
+            self._calls_tools = self.tool_calls == "on"
+            if self.tool_calls == "auto":
+                try:
+                    self._calls_tools = bool(_litellm().supports_function_calling(model=self.name))
+                except Exception:  # unknown to LiteLLM's map: the text protocol
+                    self._calls_tools = False
+        return self._calls_tools
 
     @property
     def context_window(self) -> int:
@@ -95,12 +113,14 @@ class LiteLLMModel:
         temperature: float | None = None,
         prefix: str = "",
         grammar: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Reply:
         # A stream cut half-way and tried again starts over: what was shown already is not shown twice.
         relay = StreamRelay(on_token) if on_token is not None else None
 
         def attempt() -> Reply:
-            return self._call(messages, max_tokens, relay.attempt() if relay else None, temperature)
+            offered = tools if tools and self.calls_tools else None
+            return self._call(messages, max_tokens, relay.attempt() if relay else None, temperature, offered)
 
         def report(attempt_no: int, delay: float, error: Retryable) -> None:
             if self.on_retry is not None:
@@ -112,7 +132,12 @@ class LiteLLMModel:
             raise ModelUnavailable(f"{self.name}: {e} (gave up after {self.retry.attempts} tries)") from None
 
     def _request(
-        self, messages: list[Message], max_tokens: int | None, stream: bool, temperature: float | None = None
+        self,
+        messages: list[Message],
+        max_tokens: int | None,
+        stream: bool,
+        temperature: float | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.name,
@@ -133,6 +158,9 @@ class LiteLLMModel:
             request["api_key"] = self.api_key
         if stream:
             request["stream_options"] = {"include_usage": True}
+        if tools:
+            request["tools"] = tools
+            request["tool_choice"] = "auto"  # a reply in text is read by the text protocol
         return request
 
     def _call(
@@ -141,6 +169,7 @@ class LiteLLMModel:
         max_tokens: int | None,
         on_token: StreamCallback | None,
         temperature: float | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Reply:
         litellm = _litellm()
         estimate = 0
@@ -151,37 +180,45 @@ class LiteLLMModel:
         try:
             if on_token is None:
                 response = litellm.completion(
-                    **self._request(messages, max_tokens, stream=False, temperature=temperature)
+                    **self._request(messages, max_tokens, stream=False, temperature=temperature, tools=tools)
                 )
-                text = response.choices[0].message.content or ""
+                message = response.choices[0].message
+                text = message.content or ""
+                calls = getattr(message, "tool_calls", None) or []
+                call = _tool_call(calls[0].function.name, calls[0].function.arguments) if calls else None
                 usage = _usage(getattr(response, "usage", None))
                 first_token = None
             else:
-                text, usage, first_token, response = self._stream(
-                    litellm, messages, max_tokens, on_token, started, temperature
+                text, call, usage, first_token, response = self._stream(
+                    litellm, messages, max_tokens, on_token, started, temperature, tools
                 )
         except Exception as error:  # translated into our own errors below
             raise _translate(litellm, error) from error
-        if not text and usage.completion_tokens == 0:
+        if not text and call is None and usage.completion_tokens == 0:
             # Nothing said and no token spent on it: an empty body, or JSON where a stream was due.
             raise Retryable("the server sent an empty reply")
         if usage.prompt_tokens == 0:
             usage.prompt_tokens = self.count_tokens(messages)
-        if usage.completion_tokens == 0 and text:
-            usage.completion_tokens = int(litellm.token_counter(model="gpt-4", text=text))
+        if usage.completion_tokens == 0 and (text or call is not None):
+            said = text + (call.raw if call is not None else "")
+            usage.completion_tokens = int(litellm.token_counter(model="gpt-4", text=said))
         usage.time_to_first_token = first_token
         if estimate:
             self.limiter.settle(estimate, usage.total)
         elapsed = time.monotonic() - started
         if elapsed > 0 and usage.completion_tokens:
             usage.tokens_per_second = usage.completion_tokens / elapsed
-        return Reply(text=text, usage=usage, cost=self._cost(litellm, response, usage), raw=response)
+        return Reply(text=text, usage=usage, cost=self._cost(litellm, response, usage), raw=response, tool_call=call)
 
-    def _stream(self, litellm, messages, max_tokens, on_token, started, temperature=None):
+    def _stream(self, litellm, messages, max_tokens, on_token, started, temperature=None, tools=None):
         pieces: list[str] = []
+        # The first tool call's name and arguments, as their pieces arrive.
+        name: list[str] = []
+        arguments: list[str] = []
         usage = Usage()
         first_token = None
-        stream = litellm.completion(**self._request(messages, max_tokens, stream=True, temperature=temperature))
+        request = self._request(messages, max_tokens, stream=True, temperature=temperature, tools=tools)
+        stream = litellm.completion(**request)
         last = None
         for chunk in stream:
             last = chunk
@@ -189,6 +226,10 @@ class LiteLLMModel:
                 usage = _usage(chunk.usage)
             if not chunk.choices:
                 continue
+            for delta in getattr(chunk.choices[0].delta, "tool_calls", None) or []:
+                if (delta.index or 0) == 0 and delta.function is not None:
+                    name.append(delta.function.name or "")
+                    arguments.append(delta.function.arguments or "")
             piece = chunk.choices[0].delta.content or ""
             if not piece:
                 continue
@@ -200,7 +241,8 @@ class LiteLLMModel:
                 if close is not None:
                     close()
                 break
-        return "".join(pieces), usage, first_token, last
+        call = _tool_call("".join(name), "".join(arguments)) if name else None
+        return "".join(pieces), call, usage, first_token, last
 
     def _cost(self, litellm, response, usage: Usage) -> float:
         """Dollars for this call; 0 for models LiteLLM has no price for (local servers)."""
@@ -211,6 +253,15 @@ class LiteLLMModel:
             return float(prompt_cost + completion_cost)
         except Exception:
             return 0.0
+
+
+def _tool_call(name: str, arguments: str) -> ToolCall:
+    """A called tool; its arguments None where they are not a JSON object."""
+    try:
+        parsed = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        parsed = None
+    return ToolCall(name, parsed if isinstance(parsed, dict) else None, arguments)
 
 
 def _usage(raw: Any) -> Usage:

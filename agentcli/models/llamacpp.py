@@ -265,6 +265,7 @@ class LlamaCppModel:
         self.continues_replies = True
         # Drafted tokens are sampled outside the grammar's sampler: no grammar with speculative decoding.
         self.constrains_replies = not speculative
+        self.calls_tools = False  # the grammar shapes its replies instead
         if check_memory and self.n_gpu_layers == 0:
             from agentcli.models.store import check_memory as check
 
@@ -335,6 +336,7 @@ class LlamaCppModel:
         temperature: float | None = None,
         prefix: str = "",
         grammar: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Reply:
         engine = self._engine()
         with engine.lock:

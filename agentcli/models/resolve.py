@@ -140,4 +140,5 @@ def _backend(
             requests_per_minute=settings.requests_per_minute,
             tokens_per_minute=settings.tokens_per_minute,
         ),
+        tool_calls=settings.tool_calls,
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from agentcli.errors import AgentcliError
 from agentcli.models.base import (
@@ -73,6 +74,7 @@ class ModelRouter(ModelWrapper):
         temperature: float | None = None,
         prefix: str = "",
         grammar: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Reply:
         relay = StreamRelay(on_token) if on_token is not None else None
         now = self.clock()
@@ -93,6 +95,7 @@ class ModelRouter(ModelWrapper):
                     temperature=temperature,
                     prefix=prefix,
                     grammar=grammar,
+                    tools=tools,
                 )
             except RequestRejected:
                 raise

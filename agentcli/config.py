@@ -51,6 +51,7 @@ PROTECTED = (
     "output_limit",
     "n_ctx",
     "n_threads",
+    "candidates",
 )
 # `[roles]` in a config file: each role names the setting that holds its model.
 ROLES = {"main": "model", "summary": "summary_model"}
@@ -102,6 +103,8 @@ class Settings:
     # LiteLLM models: the actions offered as native tools ("on", "off"; "auto": where LiteLLM knows the
     # model calls functions). A reply in text is read as before either way.
     tool_calls: str = "auto"
+    # Replies sampled at a step that changes code where the repository has tests; the tests choose (1: off).
+    candidates: int = 1
 
     # Where each value came from: "default", a file path, "env AGENTCLI_X", "flag".
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -169,6 +172,7 @@ def validate(settings: Settings) -> Settings:
         "max_format_errors",
         "request_timeout",
         "cache_max_mb",
+        "candidates",
     )
     for name in positive:
         if getattr(settings, name) <= 0:

@@ -88,6 +88,22 @@ class ModelReplied(Event):
 
 
 @dataclass
+class CandidateScored(Event):
+    """One of the replies sampled for a step that changes code, with the verdict of the check run on it
+    (tests failing and passing; None: the check could not say) and whether it was the one kept. A step's
+    candidates are a group of rollouts with rewards, as a trainer reads them."""
+
+    type: ClassVar[str] = "candidate_scored"
+    step: int
+    index: int
+    text: str
+    failed: int | None
+    passed: int | None
+    chosen: bool
+    prompt_evaluated: int | None = None  # of the candidate's prompt, what the model computed afresh
+
+
+@dataclass
 class ModelTokens(Event):
     """The exact token ids of a model call (backends that have them): for trainers, kept in the session's
     `tokens.jsonl`, not in the journal."""

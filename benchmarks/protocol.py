@@ -71,6 +71,7 @@ def run(label: str, split: str, wording: int, args: argparse.Namespace) -> Path:
     command = [sys.executable, "-m", "agentcli", "eval", str(suite), "--out", str(out), "--resume"]
     command += ["--model", args.model, "--sandbox", args.sandbox, "--timeout", str(args.timeout)]
     command += ["--profile", args.profile, *(f"--policy={p}" for p in args.policy)]
+    command += ["--candidates", str(args.candidates)] if args.candidates > 1 else []
     env = {**os.environ, "AGENTCLI_CACHE": "0"}
     print(f"== {label}: {split}, wording {wording}", flush=True)
     done = subprocess.run(command, env=env, check=False)
@@ -143,6 +144,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--profile", default=DEFAULT_PROFILE, help="The agent's policy profile (agentcli policies).")
     parser.add_argument("--policy", action="append", default=[], help="NAME=off or NAME=on (repeatable).")
+    parser.add_argument("--candidates", type=int, default=1, help="Replies the tests choose from (1: off).")
     parser.add_argument("--report", nargs="*", metavar="LABEL", help="Print the table of these labels (all: none).")
     args = parser.parse_args()
     if args.report is not None:

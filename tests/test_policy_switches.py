@@ -369,8 +369,9 @@ def test_first_step_policy_acts_only_when_on(policy, task, files, acted_on, tmp_
 def test_every_policy_has_a_switch_test():
     from agentcli.policies import BY_NAME
 
-    # Tested on their own above; reply-grammar in tests/test_reply_grammar.py, tests in tests/test_policies.py.
-    apart = {"first-looks", "retries", "task-doubt-retries", "reply-grammar", "tests"}
+    # Tested on their own above; reply-grammar, tests and select in test_reply_grammar, test_policies and
+    # test_selection.
+    apart = {"first-looks", "retries", "task-doubt-retries", "reply-grammar", "tests", "select"}
     covered = {s.policy for s in SCENARIOS} | {s[0] for s in SESSION_SCENARIOS}
     covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart
     assert covered == set(BY_NAME)

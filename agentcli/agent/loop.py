@@ -46,12 +46,14 @@ from agentcli.agent.repair import repair
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.reply_grammar import reply_grammar
 from agentcli.agent.repo_view import RepoView
+from agentcli.agent.selection import TEMPERATURES, Verdict, Verifier, best
 from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
 from agentcli.agent.tracebacks import is_test_file
 from agentcli.agent.unrun import UnrunScripts
 from agentcli.context.window import Context, ContextWindow
 from agentcli.events import (
+    CandidateScored,
     CommandFinished,
     CommandStarted,
     EventBus,
@@ -109,6 +111,8 @@ ECHO_WORDS = 6
 MAX_ECHOES_IN_A_ROW = 3
 # The answer to a DONE that copies what agentcli told the model, before what it copied.
 ECHOED_DONE = "Your DONE line only repeats what agentcli told you, so the task is not done: "
+# Seconds a run must have left for a step to sample more replies for the check to choose from.
+SELECTION_MIN_SECONDS = 60.0
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
 # How a reply begun for a command starts.
@@ -139,6 +143,7 @@ class RunLimits:
     max_tokens: int = 0
     max_format_errors: int = 5
     reply_tokens: int = 1024
+    candidates: int = 1  # replies sampled at a step that changes code, for the check to choose from (agent.selection)
 
 
 @dataclass
@@ -270,6 +275,8 @@ class Agent:
         # How the reply after "nothing has changed yet" begins where no definition was shown (the
         # `sed` that replaces the text the task replaces); "" for a begun command.
         self.unchanged_start = ""
+        # The check a step's candidate replies are judged by (see agent.selection); None: no choosing.
+        self.verifier: Verifier | None = None
         self.guards = CommandGuards(sandbox, self.repo.read, self.policies)
         self.placer = Placer(self.repo, self.policies, lambda: self.asked_files)
 
@@ -381,6 +388,12 @@ class Agent:
                 self._account(reply)
                 self.events.emit(Notice(message=f"the model {copied}: asking again"))
                 reply = self._complete(temperature=RESAMPLE_TEMPERATURE)
+            text = _reply_text(reply)
+            parsed = self._read_reply(reply, text)
+            selected = self._selecting(parsed)
+            if selected:
+                self._account(reply)  # every candidate's tokens count, the one kept among them
+                reply, text, parsed = self._select(step, reply, text, parsed)
         except ModelGaveUp as e:
             raise _Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
         finally:
@@ -388,8 +401,8 @@ class Agent:
             self._reply_start, self._reply_definition = "", None
         self.outcome.steps = step
         usage = reply.usage
-        self._account(reply)
-        text = _reply_text(reply)
+        if not selected:
+            self._account(reply)
         self._earlier_replies.add(_normalised(text))
         self.events.emit(
             ModelReplied(
@@ -404,7 +417,6 @@ class Agent:
         )
         if isinstance(reply.raw, dict) and isinstance(ids := reply.raw.get("tokens"), dict):
             self.events.emit(ModelTokens(step=step, **ids))
-        parsed = parse_reply(text) if reply.tool_call is None else parsed_call(reply.tool_call, text)
         unchanged_plan = parsed.plan is not None and parsed.plan == self.outcome.plan
         kept = parsed.history_text or text
         self.context.add("assistant", without_plan(kept) if unchanged_plan else kept)
@@ -416,7 +428,6 @@ class Agent:
             self.outcome.plan = parsed.plan
             self.context.set_plan(parsed.plan)
             self.events.emit(PlanUpdated(steps=parsed.plan))
-        self.placer.place(parsed)
         if parsed.finished:
             self._finish(parsed, step)
         elif parsed.command is not None or parsed.file_write is not None:
@@ -424,6 +435,73 @@ class Agent:
         else:
             error = parsed.error or "no command found"
             self._format_error(f"{error} {self._plan_reminder()}" if self.outcome.plan else error, step)
+
+    def _read_reply(self, reply: Reply, text: str) -> ParsedReply:
+        """The action a reply asks for, its code with no file placed (see agent.placing)."""
+        parsed = parse_reply(text) if reply.tool_call is None else parsed_call(reply.tool_call, text)
+        self.placer.place(parsed)
+        return parsed
+
+    def _selecting(self, parsed: ParsedReply) -> bool:
+        """Whether this step's reply is one of several for the check to choose from (see agent.selection):
+        it writes a file, the run has a check, and time is left for more replies."""
+        if parsed.file_write is None or self.verifier is None or not self.policies.on("select"):
+            return False
+        left = self.limits.timeout - self._elapsed() if self.limits.timeout else None
+        return self.limits.candidates > 1 and (left is None or left > SELECTION_MIN_SECONDS)
+
+    def _select(self, step: int, reply: Reply, text: str, parsed: ParsedReply) -> tuple[Reply, str, ParsedReply]:
+        """More replies to the same prompt, sampled; each one's file write applied and taken back while
+        the check runs on it; the reply with the best verdict (ties: the model's own first one)."""
+        options = [(reply, text, parsed)]
+        for temperature in TEMPERATURES[: self.limits.candidates - 1]:
+            extra = self._complete(temperature=temperature)
+            self._account(extra)
+            extra_text = _reply_text(extra)
+            options.append((extra, extra_text, self._read_reply(extra, extra_text)))
+        verdicts = [self._verdict(option[2]) for option in options]
+        chosen = best(verdicts)
+        for index, ((option, option_text, _), verdict) in enumerate(zip(options, verdicts, strict=True)):
+            self.events.emit(
+                CandidateScored(
+                    step=step,
+                    index=index,
+                    text=option_text,
+                    failed=verdict.failed if verdict else None,
+                    passed=verdict.passed if verdict else None,
+                    chosen=index == chosen,
+                    prompt_evaluated=option.usage.prompt_evaluated,
+                )
+            )
+        return options[chosen]
+
+    def _verdict(self, parsed: ParsedReply) -> Verdict | None:
+        """The check's verdict on the work tree with `parsed`'s file write applied; the tree is put back."""
+        written = self._block_write(parsed, self._reply_definition) if parsed.file_write else None
+        if not isinstance(written, tuple) or self.verifier is None:
+            return None
+        with self.tree_kept():
+            if not self.sandbox.run(written[0]).ok:
+                return None
+            return self.verifier()
+
+    def _block_write(self, parsed: ParsedReply, begun_in: str | None) -> tuple[str, list[str]] | str:
+        """The command that writes `parsed`'s block to its file and the notes on it, or why it is not written
+        (`begun_in`: the file whose one definition the reply was begun with)."""
+        assert parsed.file_write is not None
+        path, block = parsed.file_write
+        before = self.repo.read(path)
+        content, how = new_content(path, before, block, partial=path == begun_in)
+        if before is not None and replaces_with_fragment(before, content):
+            # "Look at line 15:" and a one-line block: a quote, not the file's new content.
+            shown = len(content.splitlines())
+            return (
+                f"Your block for {path} has {shown} line{'s' * (shown != 1)} but {path} has "
+                f"{len(before.splitlines())}: written over it, it would delete the rest, so nothing was written. "
+                f"To change part of {path}, write its complete new content (for Python, the complete functions "
+                "you changed), or use a one-line `sed -i`."
+            )
+        return write_command(path, content), [f"{how}.", describe_change(path, before, content)]
 
     def _copied(self, text: str) -> str | None:
         """What the reply copied instead of saying something new, or None."""
@@ -671,23 +749,13 @@ class Agent:
                 return
             command, notes = instead, [*notes, f"{why} So your command ran as `{instead}`."]
         if parsed.file_write is not None:
-            path, block = parsed.file_write
-            before = self.repo.read(path)
-            content, how = new_content(path, before, block, partial=path == self._begun_definition_in)
-            if before is not None and replaces_with_fragment(before, content):
-                # "Look at line 15:" and a one-line block: a quote, not the file's new content.
-                shown = len(content.splitlines())
-                self._format_error(
-                    f"Your block for {path} has {shown} line{'s' * (shown != 1)} but {path} has "
-                    f"{len(before.splitlines())}: written over it, it would delete the rest, so nothing was written. "
-                    f"To change part of {path}, write its complete new content (for Python, the complete functions "
-                    "you changed), or use a one-line `sed -i`.",
-                    step,
-                )
+            written = self._block_write(parsed, self._begun_definition_in)
+            if isinstance(written, str):
+                self._format_error(written, step)
                 return
             # A command sent beside the edit (the tests, usually) runs right after it.
-            command = write_command(path, content) + (f"\n{command}" if command.strip() else "")
-            notes = [f"{how}.", describe_change(path, before, content), *notes]
+            command = written[0] + (f"\n{command}" if command.strip() else "")
+            notes = [*written[1], *notes]
         refusal = self.guards.refusal(command, self._task)
         if refusal is not None:
             self._format_error(refusal, step, verdict="refused")

@@ -49,6 +49,9 @@ def eval_command(
     ),
     ray_retries: int = typer.Option(2, "--ray-retries", help="Times a rollout is run again after its Ray worker died."),
     profile: str = typer.Option(None, "--profile", help="The agent's policies to start from (`agentcli policies`)."),
+    candidates: int = typer.Option(
+        None, "--candidates", help="Replies sampled at a step that changes code; the tests choose (1: off)."
+    ),
     policy: list[str] = typer.Option(None, "--policy", help="Switch one policy: NAME=off or NAME=on (repeatable)."),
 ) -> None:
     """Run every task of SUITE_DIR in a fresh work dir and score it with the task's tests.
@@ -90,6 +93,10 @@ def eval_command(
         if temperature is not None:
             config.env["AGENTCLI_TEMPERATURE"] = f"{temperature:g}"
         config.env.update(_policy_env(profile, policy or []))
+        if candidates is not None:
+            if candidates < 1:
+                raise UsageError(f"--candidates must be at least 1, got {candidates}")
+            config.env["AGENTCLI_CANDIDATES"] = str(candidates)
         if samples > 1 and not sampling:
             console.print(
                 f"note: temperature 0: the {samples} rollouts of a task differ only where the model or the "
@@ -111,7 +118,9 @@ def eval_command(
         samples=samples,
         seed=everything[0].seed if everything else seed,
         temperature=sampling,
-        policies=",".join(filter(None, [profile or "", *(policy or [])])) if kind == "agentcli" else "",
+        policies=",".join(filter(None, [profile or "", *(policy or []), _candidates_switch(candidates)]))
+        if kind == "agentcli"
+        else "",
         trajectories=str(traj_root),
     )
     unit = "rollouts" if samples > 1 else "tasks"
@@ -217,6 +226,11 @@ def _self_check(console, kind: str, results) -> bool:
         verdict = "every task failed with nothing done" if not wrong else "not failed as it should: " + ", ".join(wrong)
     console.print(f"self-check ({kind}): {'ok' if not wrong else 'NOT OK'}: {verdict}", markup=False)
     return not wrong
+
+
+def _candidates_switch(candidates: int | None) -> str:
+    """How choosing between candidate replies reads among a run's policies ("" when off)."""
+    return f"candidates={candidates}" if candidates and candidates > 1 else ""
 
 
 def _policy_env(profile: str | None, switches: list[str]) -> dict[str, str]:

@@ -74,6 +74,9 @@ def solve(
     apply: bool = typer.Option(True, "--apply/--no-apply", help="Keep the change in the working tree."),
     profile: str = typer.Option(None, "--profile", help="The agent's policies to start from (`agentcli policies`)."),
     policy: list[str] = typer.Option(None, "--policy", help="Switch one policy: NAME=off or NAME=on (repeatable)."),
+    candidates: int = typer.Option(
+        None, "--candidates", help="Replies sampled at a step that changes code; the tests choose (1: off)."
+    ),
 ) -> None:
     """Do TASK in the repository and show the diff; `agentcli undo` takes it back."""
     from agentcli.config import load_settings
@@ -101,6 +104,7 @@ def solve(
         "context_budget": context_budget,
         "profile": profile,
         "policies": policy or None,
+        "candidates": candidates,
     }
     settings = load_settings(root, flags)
     print_config_warnings(settings)

@@ -71,6 +71,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("begun-replies", "The next reply is begun (the change at a shown definition, a bash block) after a hint."),
     Policy("expectation", "A failing assert in tests the task asks for is offered the value the code gives.", True),
     Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
+    Policy("select", "At a step that changes code, the tests choose between candidate replies (--candidates K)."),
     Policy("reply-grammar", "A model that decodes under a grammar writes prose, then one block or DONE, nothing else."),
     # The run as a whole.
     Policy("stuck", "Commands repeated with the same result get a nudge, then end the attempt as stuck."),

@@ -26,6 +26,7 @@ from agentcli.agent.loop import (
     RunLimits,
     lines_look,
 )
+from agentcli.agent.selection import CHECK_SECONDS, Verdict, Verifier, pytest_verdict
 from agentcli.agent.tracebacks import is_test_file
 from agentcli.config import Settings
 from agentcli.context.window import ContextWindow, context_for_run
@@ -60,7 +61,9 @@ from agentcli.repo.repomap import MAX_FILE_BYTES
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.checks import (
+    PYTEST_EVERY,
     failing_tests,
+    run_quietly,
     test_command,
 )
 from agentcli.session.data_script import script_start
@@ -483,6 +486,7 @@ class Session:
         agent.asked_files = setup.outputs
         agent.first_reply_start = setup.data_start
         agent.unchanged_start = setup.substitution
+        agent.verifier = self._verifier()
         outputs, names, raises, looks = setup.outputs, setup.names, setup.raises, setup.looks
         agent.finish_checks.insert(0, (OUTPUT_OBJECTION, lambda: output_problems(self.root, outputs, task)))
         if names:
@@ -501,6 +505,20 @@ class Session:
             )
         )
         return agent
+
+    def _verifier(self) -> Verifier | None:
+        """The check candidate replies are judged by: the repository's tests, every one (see agent.selection);
+        None where the repository has none we can run."""
+        sandbox = self.sandbox
+        # Without git the work tree cannot be put back after a candidate: no choosing.
+        if sandbox is None or not self.use_git or test_command(list_files(self.root)) is None:
+            return None
+
+        def verdict() -> Verdict | None:
+            obs = run_quietly(sandbox, PYTEST_EVERY, CHECK_SECONDS)
+            return pytest_verdict(obs.exit_code, obs.output, obs.timed_out)
+
+        return verdict
 
     def resume_task(self, task: str, at: Resumed, elapsed: float) -> Outcome:
         """Go on with a task from a journaled step (see `session/resume.py`): one attempt, no retries,
@@ -676,6 +694,7 @@ RUN_LIMITS = (
     "max_format_errors",
     "context_budget",
     "reply_tokens",
+    "candidates",
 )
 
 
@@ -821,6 +840,7 @@ def _agent(
         max_tokens=settings.max_tokens,
         max_format_errors=settings.max_format_errors,
         reply_tokens=settings.reply_tokens,
+        candidates=settings.candidates,
     )
     return Agent(model, sandbox, events, limits=limits, approve=approve, context=context, policies=policies)
 

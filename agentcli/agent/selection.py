@@ -1,0 +1,59 @@
+"""The sandbox chooses between tries (policy `select`): at a step whose reply changes code, where the
+run has a check it can run (the repository's tests), more replies are sampled, each is applied to the
+work tree in turn and taken back, the check runs on each, and the reply with the best verdict goes on.
+
+It never reads the task: the verdict is the sandbox's. With llama.cpp the candidates share the
+evaluated prompt (the backend reuses the KV cache of the longest common prefix), so each costs only
+its own tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# pytest's summary line: "2 failed, 3 passed in 0.1s", "1 error", "5 passed".
+_COUNT = re.compile(r"(\d+) (failed|passed|errors?)\b")
+# Seconds the check may take on one candidate (one that hangs has the worst verdict).
+CHECK_SECONDS = 30.0
+# Sampling temperatures of the extra candidates, in turn. The backend seeds a sampled reply from its
+# prompt, so candidates of one prompt differ by temperature.
+TEMPERATURES = (0.7, 0.9, 1.0, 0.8, 0.6, 1.1)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the check said of a candidate: tests failing (errors count as failing) and passing."""
+
+    failed: int
+    passed: int
+
+    @property
+    def rank(self) -> tuple[int, int]:
+        """Lower is better: fewer failing, then more passing."""
+        return self.failed, -self.passed
+
+
+# Runs the check on the work tree as it is now; None where it cannot say (no tests collected, a timeout).
+Verifier = Callable[[], Verdict | None]
+
+
+def pytest_verdict(exit_code: int, output: str, timed_out: bool = False) -> Verdict | None:
+    """The verdict of a pytest run from its exit status and summary; None where it says nothing (timed
+    out, nothing collected, pytest missing)."""
+    if timed_out or exit_code not in (0, 1, 2):
+        return None
+    counts = {"failed": 0, "passed": 0, "errors": 0}
+    for number, kind in _COUNT.findall(output.splitlines()[-1] if output.strip() else ""):
+        counts["errors" if kind.startswith("error") else kind] += int(number)
+    if not any(counts.values()):
+        return None if exit_code else Verdict(0, 0)
+    return Verdict(counts["failed"] + counts["errors"], counts["passed"])
+
+
+def best(verdicts: list[Verdict | None]) -> int:
+    """The index of the candidate to keep: the best verdict; ties and unknowns go to the earliest (the
+    first is the model's own greedy reply)."""
+    ranked = [(v.rank if v is not None else (float("inf"), 0), i) for i, v in enumerate(verdicts)]
+    return min(ranked)[1]

@@ -1,0 +1,114 @@
+"""The sandbox chooses between tries: pytest's verdicts read, the best candidate kept, each candidate
+applied to the work tree and taken back in turn, and `agentcli solve --candidates` with real tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.selection import Verdict, best, pytest_verdict
+from agentcli.events import CandidateScored, Event, EventBus
+from agentcli.models.scripted import ScriptedModel
+from agentcli.policies import Policies
+from agentcli.repo import checkpoint as cp
+from agentcli.sandbox.local import HostSandbox
+from tests.conftest import channel_for, committed_repo
+from tests.test_solve import agentcli
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "output", "verdict"),
+    [
+        (0, "...\n3 passed in 0.01s", Verdict(0, 3)),
+        (1, "F.\nFAILED t.py::a\n1 failed, 1 passed in 0.02s", Verdict(1, 1)),
+        (2, "E\n!!! Interrupted: 1 error during collection !!!\n1 error in 0.05s", Verdict(1, 0)),
+        (1, "2 failed, 1 passed, 1 error in 0.3s", Verdict(3, 1)),
+        (5, "no tests ran in 0.01s", None),
+        (1, "", None),
+    ],
+)
+def test_pytest_verdicts(exit_code: int, output: str, verdict: Verdict | None):
+    assert pytest_verdict(exit_code, output) == verdict
+
+
+def test_a_timed_out_check_says_nothing():
+    assert pytest_verdict(1, "1 failed in 30s", timed_out=True) is None
+
+
+def test_the_best_verdict_wins_and_ties_go_to_the_first():
+    assert best([Verdict(1, 0), Verdict(0, 1), Verdict(0, 1)]) == 1
+    assert best([None, Verdict(2, 0)]) == 1
+    assert best([Verdict(0, 2), Verdict(0, 2)]) == 0
+    assert best([None, None]) == 0
+    assert best([Verdict(1, 3), Verdict(1, 1)]) == 0  # as many failing: more passing
+
+
+WRONG = "calc.py\n```python\ndef add(a, b):\n    return a * b\n```"
+ELSEWHERE = "notes.txt\n```\nadd() is wrong\n```"
+RIGHT = "calc.py\n```python\ndef add(a, b):\n    return a + b\n```"
+
+
+def _run(root: Path, replies: list[str], policies: Policies, candidates: int) -> tuple[list[Event], list[str]]:
+    seen: list[Event] = []
+    checked: list[str] = []  # calc.py as each check found it
+
+    def verifier() -> Verdict:
+        text = (root / "calc.py").read_text()
+        checked.append(text)
+        return Verdict(0, 1) if "a + b" in text else Verdict(1, 0)
+
+    with HostSandbox(root, channel_for(root)) as box:
+        agent = Agent(
+            ScriptedModel(replies),
+            box,
+            EventBus([seen.append]),
+            limits=RunLimits(candidates=candidates),
+            policies=policies,
+            tree_kept=lambda: cp.tree_kept(root),
+        )
+        agent.verifier = verifier
+        agent.run("Fix add in calc.py")
+    return seen, checked
+
+
+def test_the_check_chooses_between_candidates_each_applied_and_taken_back(tmp_path: Path):
+    root = committed_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    seen, checked = _run(root, [WRONG, ELSEWHERE, RIGHT, "DONE: fixed"], Policies.every(), candidates=3)
+    scored = [e for e in seen if isinstance(e, CandidateScored)]
+    assert [(e.index, e.failed, e.passed, e.chosen) for e in scored] == [
+        (0, 1, 0, False),
+        (1, 1, 0, False),
+        (2, 0, 1, True),
+    ]
+    # The second candidate was checked on calc.py as it was: the first one's write had been taken back.
+    assert checked == ["def add(a, b):\n    return a * b\n", "def add(a, b):\n    return a - b\n", RIGHT_TEXT]
+    assert (root / "calc.py").read_text() == RIGHT_TEXT
+    assert not (root / "notes.txt").exists()
+
+
+RIGHT_TEXT = "def add(a, b):\n    return a + b\n"
+
+
+def test_no_choosing_while_the_policy_is_off(tmp_path: Path):
+    root = committed_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    seen, checked = _run(root, [WRONG, "DONE: changed"], Policies.chosen("small-local", ["select=off"]), 3)
+    assert not [e for e in seen if isinstance(e, CandidateScored)] and not checked
+    assert "a * b" in (root / "calc.py").read_text()
+
+
+def test_solve_with_candidates_keeps_the_one_the_repository_tests_pass(failing_repo: Path, tmp_path: Path):
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps([WRONG, RIGHT, "```bash\npython3 -m pytest -q\n```", "DONE: add adds"]))
+    result = agentcli(
+        "solve", "Fix add in calc.py.", "--model", f"scripted:{replies}", "--sandbox", "host", "--json",
+        "--candidates", "2", cwd=failing_repo,
+    )  # fmt: skip
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.returncode == 0, result.stdout + result.stderr
+    scored = [(e["index"], e["failed"], e["passed"], e["chosen"]) for e in events if e["type"] == "candidate_scored"]
+    assert scored == [(0, 1, 0, False), (1, 0, 1, True)]
+    assert (failing_repo / "calc.py").read_text() == RIGHT_TEXT
+    assert events[-1]["status"] == "finished"

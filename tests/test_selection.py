@@ -112,3 +112,25 @@ def test_solve_with_candidates_keeps_the_one_the_repository_tests_pass(failing_r
     assert scored == [(0, 1, 0, False), (1, 0, 1, True)]
     assert (failing_repo / "calc.py").read_text() == RIGHT_TEXT
     assert events[-1]["status"] == "finished"
+
+
+@pytest.mark.llamacpp
+def test_candidates_share_the_evaluated_prompt():
+    """A candidate sampled for the same prompt evaluates (almost) none of it again: the KV cache holds it."""
+    try:
+        import llama_cpp  # noqa: F401
+
+        from agentcli.models import store
+
+        store.pull("local/smollm2-135m", progress=False)
+    except Exception as exc:  # not installed, or the model cannot be had
+        pytest.skip(f"SmolLM2-135M cannot run here: {exc}")
+    from agentcli.models.llamacpp import load_local_model
+
+    model = load_local_model("local/smollm2-135m", n_ctx=2048)
+    messages = [{"role": "system", "content": "Reply with one shell command."}, {"role": "user", "content": "list"}]
+    model.load().reset()
+    first = model.complete(messages, max_tokens=24)
+    second = model.complete(messages, max_tokens=24, temperature=0.9)
+    assert first.usage.prompt_evaluated == first.usage.prompt_tokens
+    assert second.usage.prompt_evaluated is not None and second.usage.prompt_evaluated <= 1

@@ -26,12 +26,12 @@ SMOL = "local/smollm2-135m"
     [
         ("", "prose action"),
         ("PLAN:\n1. look\n", "prose action"),
-        ("PLAN:", '[^\\n]* "\\n" prose action'),
+        ("PLAN:", 'text? "\\n" prose action'),
         ("app.py\n```py", 'label "\\n" body'),
         ("app.py\n```python\n", "body"),
         ("app.py\n```python\n\n", "body"),  # nothing written in the block yet
         ("app.py\n```python\ndef f():\n", "rest"),
-        ("app.py\n```python\ndef f():\n    return", '[^\\n]* "\\n" rest'),
+        ("app.py\n```python\ndef f():\n    return", 'text? "\\n" rest'),
         ("DONE: fixed", '[^\\n]* "\\n"?'),
     ],
 )
@@ -86,6 +86,7 @@ WELL_FORMED = [
     "PLAN:\n1. Run the tests.\n2. Fix the bug.\n\nFirst the tests.\n```bash\npython3 -m pytest -q\n```",
     "```bash\nls -la\n```",
     "I write the fix.\n`app.py`\n```python\ndef add(a, b):\n    return a + b\n```",
+    "Run `ls` and ``echo``.\n```bash\necho '`date`' ``\n```",
     "app.py\n```\n    x = 1\n\n    y = 2\n    ```",  # an indented closing fence, as the parser allows
     "The tests pass.\nDONE: fixed add() in app.py",
     "DONE: nothing was left to do\n",
@@ -101,6 +102,8 @@ MALFORMED = {
     "an unclosed block": "```bash\nls -la\n",
     "prose and no action": "I will now look at the files and then fix the bug.",
     "a DONE after the action": "```bash\nls\n```\nDONE: listed",
+    "a fence after text on its line": "Command: ```bash\nls\n```",
+    "a block line ending in a fence": "```bash\nls -la```",
     "rambling past the prose budget": "".join(f"Line {i}.\n" for i in range(MAX_PROSE_LINES + 1)) + "DONE: x",
 }
 

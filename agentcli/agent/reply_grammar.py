@@ -17,17 +17,20 @@ import re
 # Prose lines before the action: a plan of up to six steps, its heading, a sentence and a path fit.
 MAX_PROSE_LINES = 12
 
-# Rules shared by every entry point. A line's `lead` keeps it from starting with a fence (three
-# backticks), which only the action may open; a closing fence may be indented, as the parser allows.
+# Rules shared by every entry point. No line of prose or code holds three backticks in a row: a fence
+# opens only the action's block, at the start of a line, and closes it alone on its line (indented, as
+# the parser allows); the parser would read three backticks anywhere else as a fence too.
 _RULES = rf"""
 prose ::= line{{0,{MAX_PROSE_LINES}}}
-line ::= "\n" | lead [^\n]* "\n"
-lead ::= [^`\n] | "`" [^`\n] | "``" [^`\n]
+line ::= text? "\n"
+text ::= seg+ tick? | tick
+seg ::= [^`\n] | "`" [^`\n] | "``" [^`\n]
+tick ::= "`" | "``"
 action ::= block | done
 done ::= "DONE" (":" [^\n]*)? "\n"?
 block ::= "```" label "\n" body
 label ::= [a-zA-Z0-9_+.#-]{{0,24}}
-body ::= [ \t]* first [^\n]* "\n" rest
+body ::= [ \t]* first seg* tick? "\n" rest
 first ::= [^ \t`\n] | "`" [^`\n] | "``" [^`\n]
 rest ::= line* [ \t]* "```"
 """
@@ -59,13 +62,13 @@ def _root_after(prefix: str) -> str | None:
             elif last:
                 if text.startswith("DONE:"):
                     return '[^\\n]* "\\n"?'
-                return "prose action" if text == "" else '[^\\n]* "\\n" prose action'
+                return "prose action" if text == "" else 'text? "\\n" prose action'
             continue
         if _FENCE_LINE.match(text) and written:
             return None  # the block is closed (a line may not start with a fence inside it)
         if last:
             if text == "":
                 return "rest" if written else "body"
-            return '[^\\n]* "\\n" rest' if written or text.strip() else "body"
+            return 'text? "\\n" rest' if written or text.strip() else "body"
         written = written or bool(text.strip())
     return "prose action"

@@ -46,14 +46,13 @@ from agentcli.agent.repair import repair
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.reply_grammar import reply_grammar
 from agentcli.agent.repo_view import RepoView
-from agentcli.agent.selection import TEMPERATURES, Verdict, Verifier, best
+from agentcli.agent.selection import Candidate, Verdict, Verifier, choose
 from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
 from agentcli.agent.tracebacks import is_test_file
 from agentcli.agent.unrun import UnrunScripts
 from agentcli.context.window import Context, ContextWindow
 from agentcli.events import (
-    CandidateScored,
     CommandFinished,
     CommandStarted,
     EventBus,
@@ -451,29 +450,18 @@ class Agent:
         return self.limits.candidates > 1 and (left is None or left > SELECTION_MIN_SECONDS)
 
     def _select(self, step: int, reply: Reply, text: str, parsed: ParsedReply) -> tuple[Reply, str, ParsedReply]:
-        """More replies to the same prompt, sampled; each one's file write applied and taken back while
-        the check runs on it; the reply with the best verdict (ties: the model's own first one)."""
-        options = [(reply, text, parsed)]
-        for temperature in TEMPERATURES[: self.limits.candidates - 1]:
+        """The reply of several to this step's prompt that the check judges best (see agent.selection)."""
+
+        def sample(temperature: float) -> Candidate:
             extra = self._complete(temperature=temperature)
             self._account(extra)
             extra_text = _reply_text(extra)
-            options.append((extra, extra_text, self._read_reply(extra, extra_text)))
-        verdicts = [self._verdict(option[2]) for option in options]
-        chosen = best(verdicts)
-        for index, ((option, option_text, _), verdict) in enumerate(zip(options, verdicts, strict=True)):
-            self.events.emit(
-                CandidateScored(
-                    step=step,
-                    index=index,
-                    text=option_text,
-                    failed=verdict.failed if verdict else None,
-                    passed=verdict.passed if verdict else None,
-                    chosen=index == chosen,
-                    prompt_evaluated=option.usage.prompt_evaluated,
-                )
-            )
-        return options[chosen]
+            return Candidate(extra, extra_text, self._read_reply(extra, extra_text))
+
+        chosen = choose(
+            step, Candidate(reply, text, parsed), sample, self._verdict, self.events.emit, self.limits.candidates
+        )
+        return chosen.reply, chosen.text, chosen.parsed
 
     def _verdict(self, parsed: ParsedReply) -> Verdict | None:
         """The check's verdict on the work tree with `parsed`'s file write applied; the tree is put back."""

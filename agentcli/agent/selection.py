@@ -13,6 +13,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agentcli.agent.parsing import ParsedReply
+from agentcli.events import CandidateScored, Event
+from agentcli.models.base import Reply
+
 # pytest's summary line: "2 failed, 3 passed in 0.1s", "1 error", "5 passed".
 _COUNT = re.compile(r"(\d+) (failed|passed|errors?)\b")
 # Seconds the check may take on one candidate (one that hangs has the worst verdict).
@@ -57,3 +61,41 @@ def best(verdicts: list[Verdict | None]) -> int:
     first is the model's own greedy reply)."""
     ranked = [(v.rank if v is not None else (float("inf"), 0), i) for i, v in enumerate(verdicts)]
     return min(ranked)[1]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One reply to a step's prompt: as returned, as it reads, and the action it asks for."""
+
+    reply: Reply
+    text: str
+    parsed: ParsedReply
+
+
+def choose(
+    step: int,
+    first: Candidate,
+    sample: Callable[[float], Candidate],
+    judge: Callable[[ParsedReply], Verdict | None],
+    emit: Callable[[Event], None],
+    count: int,
+) -> Candidate:
+    """`first` and `count - 1` more replies `sample`d at other temperatures, each judged by the check
+    (`judge` applies its write, runs the check and takes the write back); the best, every one of them
+    emitted with its verdict."""
+    candidates = [first, *(sample(temperature) for temperature in TEMPERATURES[: count - 1])]
+    verdicts = [judge(candidate.parsed) for candidate in candidates]
+    chosen = best(verdicts)
+    for index, (candidate, verdict) in enumerate(zip(candidates, verdicts, strict=True)):
+        emit(
+            CandidateScored(
+                step=step,
+                index=index,
+                text=candidate.text,
+                failed=verdict.failed if verdict else None,
+                passed=verdict.passed if verdict else None,
+                chosen=index == chosen,
+                prompt_evaluated=candidate.reply.usage.prompt_evaluated,
+            )
+        )
+    return candidates[chosen]

@@ -101,6 +101,10 @@ class CandidateScored(Event):
     passed: int | None
     chosen: bool
     prompt_evaluated: int | None = None  # of the candidate's prompt, what the model computed afresh
+    # What a candidate not kept cost (the kept one's cost is its model_replied event's).
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
 
 
 @dataclass

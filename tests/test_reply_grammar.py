@@ -203,3 +203,10 @@ def test_the_grammar_is_a_policy_and_other_models_are_not_asked(tmp_path: Path) 
     unconstrained = ScriptedModel(["```bash\ncat a.txt\n```", "DONE: shown"])
     _run(tmp_path, unconstrained, Policies.every())
     assert unconstrained.grammars == [None, None]
+
+
+def test_a_grammar_decoded_reply_ending_in_done_is_done_whatever_commands_its_prose_names():
+    reply = "I ran `python3 -m pytest -q` and it passed.\nDONE: fixed"
+    assert parse_reply(reply).command == "python3 -m pytest -q"  # lenient: a listed command runs
+    strict = parse_reply(reply, strict=True)
+    assert strict.finished and strict.command is None and strict.summary == "fixed"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.agent.loop import Agent, RunLimits
-from agentcli.agent.selection import Verdict, best, pytest_verdict
+from agentcli.agent.selection import Verdict, best, pytest_verdict, temperatures
 from agentcli.events import CandidateScored, Event, EventBus
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
@@ -24,7 +24,8 @@ from tests.test_solve import agentcli
     [
         (0, "...\n3 passed in 0.01s", Verdict(0, 3)),
         (1, "F.\nFAILED t.py::a\n1 failed, 1 passed in 0.02s", Verdict(1, 1)),
-        (2, "E\n!!! Interrupted: 1 error during collection !!!\n1 error in 0.05s", Verdict(1, 0)),
+        # Broken so that no test ran: worse than any run with tests failing.
+        (2, "E\n!!! Interrupted: 1 error during collection !!!\n1 error in 0.05s", None),
         (1, "2 failed, 1 passed, 1 error in 0.3s", Verdict(3, 1)),
         (5, "no tests ran in 0.01s", None),
         (1, "", None),
@@ -36,6 +37,12 @@ def test_pytest_verdicts(exit_code: int, output: str, verdict: Verdict | None):
 
 def test_a_timed_out_check_says_nothing():
     assert pytest_verdict(1, "1 failed in 30s", timed_out=True) is None
+
+
+def test_extra_candidates_are_never_sampled_at_the_first_replys_temperature():
+    assert temperatures(3, None) == [0.7, 0.8, 0.9]
+    assert temperatures(3, 0.7) == [0.8, 0.9, 1.0]
+    assert len(set(temperatures(12, 0.0))) == 12
 
 
 def test_the_best_verdict_wins_and_ties_go_to_the_first():
@@ -134,3 +141,14 @@ def test_candidates_share_the_evaluated_prompt():
     second = model.complete(messages, max_tokens=24, temperature=0.9)
     assert first.usage.prompt_evaluated == first.usage.prompt_tokens
     assert second.usage.prompt_evaluated is not None and second.usage.prompt_evaluated <= 1
+
+
+def test_a_candidate_that_rewrites_a_test_is_not_judged(tmp_path: Path):
+    root = committed_repo(
+        tmp_path / "repo",
+        {"calc.py": "def add(a, b):\n    return a - b\n", "test_calc.py": "def test_x():\n    pass\n"},
+    )
+    gamed = "test_calc.py\n```python\ndef test_x():\n    assert True\n```"
+    seen, checked = _run(root, [WRONG, gamed, "DONE: changed"], Policies.every(), candidates=2)
+    scored = [(e.index, e.failed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
+    assert scored == [(0, 1, True), (1, None, False)] and len(checked) == 1

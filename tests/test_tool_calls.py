@@ -21,6 +21,7 @@ from tests.conftest import channel_for
 from tests.openai_server import ScriptedOpenAIServer
 from tests.test_solve import agentcli
 
+ONLY_FIRST = "Only your first tool call ran; the other 1 did not. Make one call per reply."
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "list the files"}]
 
 
@@ -59,6 +60,10 @@ def test_tools_are_offered_only_where_the_setting_and_the_model_allow(setting: s
         (ToolCall("write_file", {"path": "../outside.py", "content": "x"}), ("error", "relative path inside")),
         (ToolCall("bash", {"command": "  "}), ("error", "needs a command")),
         (ToolCall("run", {"command": "ls"}), ("error", "There is no tool 'run'")),
+        (
+            ToolCall("bash", {"command": "ls"}, more=1),
+            ("notes", ["Only your first tool call ran; the other 1 did not. Make one call per reply."]),
+        ),
     ],
 )
 def test_a_call_is_the_action_its_text_form_is(call: ToolCall, expected):

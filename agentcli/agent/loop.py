@@ -46,7 +46,7 @@ from agentcli.agent.repair import repair
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.reply_grammar import reply_grammar
 from agentcli.agent.repo_view import RepoView
-from agentcli.agent.selection import Candidate, Verdict, Verifier, choose
+from agentcli.agent.selection import CHECK_SECONDS, Candidate, Verdict, Verifier, choose
 from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
 from agentcli.agent.tracebacks import is_test_file
@@ -392,7 +392,8 @@ class Agent:
             selected = self._selecting(parsed)
             if selected:
                 self._account(reply)  # every candidate's tokens count, the one kept among them
-                reply, text, parsed = self._select(step, reply, text, parsed)
+                taken = RESAMPLE_TEMPERATURE if copied is not None else self.temperature
+                reply, text, parsed = self._select(step, reply, text, parsed, taken)
         except ModelGaveUp as e:
             raise _Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
         finally:
@@ -437,7 +438,10 @@ class Agent:
 
     def _read_reply(self, reply: Reply, text: str) -> ParsedReply:
         """The action a reply asks for, its code with no file placed (see agent.placing)."""
-        parsed = parse_reply(text) if reply.tool_call is None else parsed_call(reply.tool_call, text)
+        if reply.tool_call is not None:
+            parsed = parsed_call(reply.tool_call, text)
+        else:  # a reply decoded under the grammar is well formed: its last line is its action
+            parsed = parse_reply(text, strict=self._reply_grammar() is not None)
         self.placer.place(parsed)
         return parsed
 
@@ -446,27 +450,35 @@ class Agent:
         it writes a file, the run has a check, and time is left for more replies."""
         if parsed.file_write is None or self.verifier is None or not self.policies.on("select"):
             return False
+        # Time for the replies and a check of each, and for the chosen one to run after.
+        needed = SELECTION_MIN_SECONDS + self.limits.candidates * CHECK_SECONDS
         left = self.limits.timeout - self._elapsed() if self.limits.timeout else None
-        return self.limits.candidates > 1 and (left is None or left > SELECTION_MIN_SECONDS)
+        return self.limits.candidates > 1 and (left is None or left > needed)
 
-    def _select(self, step: int, reply: Reply, text: str, parsed: ParsedReply) -> tuple[Reply, str, ParsedReply]:
-        """The reply of several to this step's prompt that the check judges best (see agent.selection)."""
+    def _select(
+        self, step: int, reply: Reply, text: str, parsed: ParsedReply, taken: float | None
+    ) -> tuple[Reply, str, ParsedReply]:
+        """The reply of several to this step's prompt that the check judges best (see agent.selection);
+        `taken`: the temperature the first was sampled at."""
+        count = self.limits.candidates
 
         def sample(temperature: float) -> Candidate:
+            self.events.emit(Notice(message=f"sampling another reply for the tests to choose from ({count} in all)"))
             extra = self._complete(temperature=temperature)
             self._account(extra)
             extra_text = _reply_text(extra)
             return Candidate(extra, extra_text, self._read_reply(extra, extra_text))
 
-        chosen = choose(
-            step, Candidate(reply, text, parsed), sample, self._verdict, self.events.emit, self.limits.candidates
-        )
+        chosen = choose(step, Candidate(reply, text, parsed), sample, self._verdict, self.events.emit, count, taken)
         return chosen.reply, chosen.text, chosen.parsed
 
     def _verdict(self, parsed: ParsedReply) -> Verdict | None:
-        """The check's verdict on the work tree with `parsed`'s file write applied; the tree is put back."""
-        written = self._block_write(parsed, self._reply_definition) if parsed.file_write else None
-        if not isinstance(written, tuple) or self.verifier is None:
+        """The check's verdict on the work tree with `parsed`'s file write applied; the tree is put back.
+        None for a write the loop would not make, and for a write to a test (the tests are the judge)."""
+        if parsed.file_write is None or self.verifier is None or is_test_file(parsed.file_write[0]):
+            return None
+        written = self._block_write(parsed, self._reply_definition)
+        if not isinstance(written, tuple) or self.guards.refusal(written[0], self._task) is not None:
             return None
         with self.tree_kept():
             if not self.sandbox.run(written[0]).ok:

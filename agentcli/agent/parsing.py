@@ -435,8 +435,9 @@ def safe_path(path: str) -> str:
 _SCRIPT_START = re.compile(r"\s*(?:import|from)\s+\w")
 
 
-def parse_reply(text: str) -> ParsedReply:
-    """Read one action out of a reply. See docs/finishing.md for the conventions."""
+def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
+    """Read one action out of a reply. See docs/finishing.md for the conventions. `strict`: the reply was
+    decoded under the reply grammar, so a `DONE` line is its action, whatever `commands` its prose names."""
     clean = _OWN_NOTE.sub("", _THINK.sub("", text)).strip()
     reply = ParsedReply(text=text, plan=extract_plan(clean))
     blocks = []
@@ -485,7 +486,11 @@ def parse_reply(text: str) -> ParsedReply:
             reply.command = inline.group(1).strip()
             return reply
         # Not the DONE line's own words: "DONE: the shebang now uses `python3`" names no command to run.
-        listed = _listed_commands(prose[: marker.start()] + prose[marker.end() :] if marker else prose)
+        listed = (
+            []
+            if strict and marker
+            else _listed_commands(prose[: marker.start()] + prose[marker.end() :] if marker else prose)
+        )
         other = [b for b in blocks if b.body.strip()]
         if other and not listed:
             # Code with no file named (often with a DONE after it): not finished until it is placed.

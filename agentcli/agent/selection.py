@@ -21,9 +21,10 @@ from agentcli.models.base import Reply
 _COUNT = re.compile(r"(\d+) (failed|passed|errors?)\b")
 # Seconds the check may take on one candidate (one that hangs has the worst verdict).
 CHECK_SECONDS = 30.0
-# Sampling temperatures of the extra candidates, in turn. The backend seeds a sampled reply from its
-# prompt, so candidates of one prompt differ by temperature.
-TEMPERATURES = (0.7, 0.9, 1.0, 0.8, 0.6, 1.1)
+# Sampling temperatures of the extra candidates: from the first, in steps. The backend seeds a sampled
+# reply from its prompt, so candidates of one prompt differ by temperature, none at the first reply's.
+FIRST_TEMPERATURE = 0.7
+TEMPERATURE_STEP = 0.1
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,9 @@ Verifier = Callable[[], Verdict | None]
 
 def pytest_verdict(exit_code: int, output: str, timed_out: bool = False) -> Verdict | None:
     """The verdict of a pytest run from its exit status and summary; None where it says nothing (timed
-    out, nothing collected, pytest missing)."""
-    if timed_out or exit_code not in (0, 1, 2):
+    out, interrupted by an error while collecting, nothing collected, pytest missing): such a candidate
+    ranks below any that ran the tests, since the tests it broke did not run at all."""
+    if timed_out or exit_code not in (0, 1):
         return None
     counts = {"failed": 0, "passed": 0, "errors": 0}
     for number, kind in _COUNT.findall(output.splitlines()[-1] if output.strip() else ""):
@@ -56,9 +58,20 @@ def pytest_verdict(exit_code: int, output: str, timed_out: bool = False) -> Verd
     return Verdict(counts["failed"] + counts["errors"], counts["passed"])
 
 
+def temperatures(count: int, taken: float | None) -> list[float]:
+    """`count` sampling temperatures for extra candidates, none equal to `taken` (the first reply's)."""
+    found: list[float] = []
+    value = FIRST_TEMPERATURE
+    while len(found) < count:
+        if taken is None or abs(value - taken) > 1e-9:
+            found.append(round(value, 2))
+        value += TEMPERATURE_STEP
+    return found
+
+
 def best(verdicts: list[Verdict | None]) -> int:
     """The index of the candidate to keep: the best verdict; ties and unknowns go to the earliest (the
-    first is the model's own greedy reply)."""
+    first is the model's own reply)."""
     ranked = [(v.rank if v is not None else (float("inf"), 0), i) for i, v in enumerate(verdicts)]
     return min(ranked)[1]
 
@@ -79,11 +92,12 @@ def choose(
     judge: Callable[[ParsedReply], Verdict | None],
     emit: Callable[[Event], None],
     count: int,
+    taken: float | None = None,
 ) -> Candidate:
-    """`first` and `count - 1` more replies `sample`d at other temperatures, each judged by the check
-    (`judge` applies its write, runs the check and takes the write back); the best, every one of them
-    emitted with its verdict."""
-    candidates = [first, *(sample(temperature) for temperature in TEMPERATURES[: count - 1])]
+    """`first` (sampled at `taken`) and `count - 1` more replies `sample`d at other temperatures, each
+    judged by the check (`judge` applies its write, runs the check and takes the write back); the best,
+    every one of them emitted with its verdict and, for those not kept, what it cost."""
+    candidates = [first, *(sample(temperature) for temperature in temperatures(count - 1, taken))]
     verdicts = [judge(candidate.parsed) for candidate in candidates]
     chosen = best(verdicts)
     for index, (candidate, verdict) in enumerate(zip(candidates, verdicts, strict=True)):
@@ -96,6 +110,10 @@ def choose(
                 passed=verdict.passed if verdict else None,
                 chosen=index == chosen,
                 prompt_evaluated=candidate.reply.usage.prompt_evaluated,
+                # The one kept is the step's reply, whose model_replied event counts its tokens.
+                prompt_tokens=0 if index == chosen else candidate.reply.usage.prompt_tokens,
+                completion_tokens=0 if index == chosen else candidate.reply.usage.completion_tokens,
+                cost=0.0 if index == chosen else candidate.reply.cost,
             )
         )
     return candidates[chosen]

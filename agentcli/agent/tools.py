@@ -64,6 +64,8 @@ def call_text(call: ToolCall, said: str = "") -> str:
 def parsed_call(call: ToolCall, text: str) -> ParsedReply:
     """The action a tool call asks for; `text` is how the reply reads (see `call_text`)."""
     reply = ParsedReply(text=text, plan=extract_plan(text))
+    if call.more:
+        reply.notes.append(f"Only your first tool call ran; the other {call.more} did not. Make one call per reply.")
     arguments = call.arguments
     if arguments is None:
         reply.error = f"The arguments of your {call.name} call were not a JSON object, so nothing ran."

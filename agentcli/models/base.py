@@ -37,6 +37,7 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] | None
     raw: str = ""
+    more: int = 0  # calls the model made after this one in the same reply, which are not taken
 
 
 @dataclass

@@ -184,7 +184,7 @@ class CachedModel(ModelWrapper):
                 prompt_evaluated=0,
             )
             call = entry.get("tool_call")
-            tool_call = ToolCall(call["name"], call["arguments"], call["raw"]) if isinstance(call, dict) else None
+            tool_call = ToolCall(**call) if isinstance(call, dict) else None
             return Reply(text=text, usage=usage, cost=0.0, raw={"cached": key}, cached=True, tool_call=tool_call)
         reply = self.inner.complete(
             messages,

@@ -37,7 +37,9 @@ class GrammarFilter:
             self._sampler = None
 
     def allowed(self, token: int) -> bool:
-        """Whether the grammar lets `token` come next."""
+        """Whether the grammar lets `token` come next (nothing, once closed)."""
+        if not self._sampler:
+            return False
         self._one[0].id, self._one[0].logit, self._one[0].p = token, 0.0, 0.0
         self._one_array.size, self._one_array.selected = 1, -1
         self._lib.llama_sampler_apply(self._sampler, ctypes.byref(self._one_array))

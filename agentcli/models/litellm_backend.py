@@ -185,7 +185,9 @@ class LiteLLMModel:
                 message = response.choices[0].message
                 text = message.content or ""
                 calls = getattr(message, "tool_calls", None) or []
-                call = _tool_call(calls[0].function.name, calls[0].function.arguments) if calls else None
+                call = (
+                    _tool_call(calls[0].function.name, calls[0].function.arguments, len(calls) - 1) if calls else None
+                )
                 usage = _usage(getattr(response, "usage", None))
                 first_token = None
             else:
@@ -213,6 +215,8 @@ class LiteLLMModel:
     def _stream(self, litellm, messages, max_tokens, on_token, started, temperature=None, tools=None):
         pieces: list[str] = []
         # The first tool call's name and arguments, as their pieces arrive.
+        first: int | None = None
+        others: set[int] = set()  # the index of every call the stream names
         name: list[str] = []
         arguments: list[str] = []
         usage = Usage()
@@ -227,8 +231,12 @@ class LiteLLMModel:
             if not chunk.choices:
                 continue
             for delta in getattr(chunk.choices[0].delta, "tool_calls", None) or []:
-                if (delta.index or 0) == 0 and delta.function is not None:
-                    name.append(delta.function.name or "")
+                # The first call the stream names; its name once (a provider may repeat it in each piece).
+                index = delta.index or 0
+                first = index if first is None else first
+                others.add(index)
+                if index == first and delta.function is not None:
+                    name[:] = name or ([delta.function.name] if delta.function.name else [])
                     arguments.append(delta.function.arguments or "")
             piece = chunk.choices[0].delta.content or ""
             if not piece:
@@ -241,7 +249,7 @@ class LiteLLMModel:
                 if close is not None:
                     close()
                 break
-        call = _tool_call("".join(name), "".join(arguments)) if name else None
+        call = _tool_call("".join(name), "".join(arguments), len(others) - 1) if name else None
         return "".join(pieces), call, usage, first_token, last
 
     def _cost(self, litellm, response, usage: Usage) -> float:
@@ -255,13 +263,14 @@ class LiteLLMModel:
             return 0.0
 
 
-def _tool_call(name: str, arguments: str) -> ToolCall:
-    """A called tool; its arguments None where they are not a JSON object."""
+def _tool_call(name: str, arguments: str, more: int = 0) -> ToolCall:
+    """A called tool (`more`: calls after it in the same reply); its arguments None where they are not a
+    JSON object."""
     try:
         parsed = json.loads(arguments or "{}")
     except json.JSONDecodeError:
         parsed = None
-    return ToolCall(name, parsed if isinstance(parsed, dict) else None, arguments)
+    return ToolCall(name, parsed if isinstance(parsed, dict) else None, arguments, more)
 
 
 def _usage(raw: Any) -> Usage:

@@ -402,7 +402,9 @@ class LlamaCppModel:
             from llama_cpp import LogitsProcessorList
 
             processors = LogitsProcessorList(
-                [rule.processor(lambda: prefix + stream.text)] if rule is not None else [constraint.processor(temp > 0)]
+                [rule.processor(lambda: prefix + stream.text)]
+                if rule is not None
+                else [constraint.processor(temp != 0)]
             )
         generator = llama.generate(
             tokens,

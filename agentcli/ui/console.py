@@ -11,6 +11,7 @@ from rich.text import Text
 
 from agentcli.agent.parsing import find_blocks
 from agentcli.events import (
+    CandidateScored,
     CommandFinished,
     CommandStarted,
     ContextCompacted,
@@ -125,6 +126,12 @@ class ConsoleRenderer:
             self.console.print(f"[yellow]{escape(e.verdict)}: {escape(gist(e.message))}[/]")
         else:
             self.console.print(f"[yellow]no usable command ({e.count}): {escape(gist(e.message))}[/]")
+
+    def _on_candidate_scored(self, e: CandidateScored) -> None:
+        self._stop_spinner()
+        verdict = "the tests could not say" if e.failed is None else f"{e.failed} failing, {e.passed} passing"
+        kept = " [green](kept)[/]" if e.chosen else ""
+        self.console.print(f"[dim]candidate {e.index + 1}: {verdict}[/]{kept}")
 
     def _on_nudge(self, e: Nudge) -> None:
         self.console.print(f"[yellow]looks stuck: {escape(e.reason)}; told the model[/]")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.errors import ComponentUnavailable, UsageError
 from agentcli.sandbox.factory import docker_ready as docker_engine_up
 from agentcli.sandbox.local import BwrapSandbox, HostSandbox, bwrap_available
 
@@ -166,3 +167,24 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.longrepr = f"skipped although CI installed this component: {reason}"
+
+
+SMOL = "local/smollm2-135m"
+
+
+def smol_model(n_ctx: int = 2048):
+    """SmolLM2-135M run by llama.cpp (pulled into the user cache once); the test skips where either
+    cannot be had here."""
+    try:
+        import llama_cpp  # noqa: F401
+    except Exception as exc:
+        pytest.skip(f"llama_cpp cannot be imported: {exc}")
+    from agentcli.models import store
+
+    try:
+        store.pull(SMOL, progress=False)
+    except (ComponentUnavailable, UsageError) as exc:
+        pytest.skip(f"SmolLM2-135M cannot be obtained: {exc}")
+    from agentcli.models.llamacpp import load_local_model
+
+    return load_local_model(SMOL, n_ctx=n_ctx)

@@ -9,32 +9,18 @@ import pytest
 from agentcli.agent.loop import Agent, RunLimits
 from agentcli.context.tokens import TokenCounter, model_window
 from agentcli.context.window import ContextWindow, digest_only
-from agentcli.errors import ComponentUnavailable, UsageError
 from agentcli.events import ContextCompacted, Event, EventBus, ModelReplied
-from agentcli.models import store
 from agentcli.models.base import Message
 from agentcli.prompts import render
 from agentcli.sandbox.local import HostSandbox
-from tests.conftest import channel_for
+from tests.conftest import channel_for, smol_model
 
 pytestmark = pytest.mark.llamacpp
-
-SMOL = "local/smollm2-135m"
 
 
 @pytest.fixture(scope="module")
 def model():
-    try:
-        import llama_cpp  # noqa: F401
-    except Exception as exc:
-        pytest.skip(f"llama_cpp cannot be imported: {exc}")
-    try:
-        store.pull(SMOL, progress=False)
-    except (ComponentUnavailable, UsageError) as exc:
-        pytest.skip(f"SmolLM2-135M cannot be obtained: {exc}")
-    from agentcli.models.llamacpp import load_local_model
-
-    return load_local_model(SMOL, n_ctx=1024)
+    return smol_model(n_ctx=1024)
 
 
 def test_per_message_counts_add_up_to_the_whole_prompt(model) -> None:

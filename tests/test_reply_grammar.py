@@ -10,15 +10,11 @@ import pytest
 from agentcli.agent.loop import Agent, RunLimits
 from agentcli.agent.parsing import parse_reply
 from agentcli.agent.reply_grammar import MAX_PROSE_LINES, reply_grammar
-from agentcli.errors import ComponentUnavailable, UsageError
 from agentcli.events import EventBus
-from agentcli.models import store
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.sandbox.local import HostSandbox
-from tests.conftest import channel_for
-
-SMOL = "local/smollm2-135m"
+from tests.conftest import channel_for, smol_model
 
 
 @pytest.mark.parametrize(
@@ -51,17 +47,7 @@ def test_a_prefix_that_holds_its_action_leaves_nothing_to_constrain(prefix: str)
 
 @pytest.fixture(scope="module")
 def engine():
-    try:
-        import llama_cpp  # noqa: F401
-    except Exception as exc:
-        pytest.skip(f"llama_cpp cannot be imported: {exc}")
-    try:
-        store.pull(SMOL, progress=False)
-    except (ComponentUnavailable, UsageError) as exc:
-        pytest.skip(f"SmolLM2-135M cannot be obtained: {exc}")
-    from agentcli.models.llamacpp import load_local_model
-
-    model = load_local_model(SMOL, n_ctx=2048)
+    model = smol_model()
     return model, model._engine()
 
 

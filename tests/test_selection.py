@@ -15,7 +15,7 @@ from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.repo import checkpoint as cp
 from agentcli.sandbox.local import HostSandbox
-from tests.conftest import channel_for, committed_repo
+from tests.conftest import channel_for, committed_repo, smol_model
 from tests.test_solve import agentcli
 
 
@@ -124,17 +124,7 @@ def test_solve_with_candidates_keeps_the_one_the_repository_tests_pass(failing_r
 @pytest.mark.llamacpp
 def test_candidates_share_the_evaluated_prompt():
     """A candidate sampled for the same prompt evaluates (almost) none of it again: the KV cache holds it."""
-    try:
-        import llama_cpp  # noqa: F401
-
-        from agentcli.models import store
-
-        store.pull("local/smollm2-135m", progress=False)
-    except Exception as exc:  # not installed, or the model cannot be had
-        pytest.skip(f"SmolLM2-135M cannot run here: {exc}")
-    from agentcli.models.llamacpp import load_local_model
-
-    model = load_local_model("local/smollm2-135m", n_ctx=2048)
+    model = smol_model()
     messages = [{"role": "system", "content": "Reply with one shell command."}, {"role": "user", "content": "list"}]
     model.load().reset()
     first = model.complete(messages, max_tokens=24)

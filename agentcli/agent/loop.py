@@ -47,6 +47,7 @@ from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.reply_grammar import reply_grammar
 from agentcli.agent.repo_view import RepoView
 from agentcli.agent.selection import CHECK_SECONDS, Candidate, Verdict, Verifier, choose
+from agentcli.agent.state import RunState
 from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
 from agentcli.agent.tracebacks import is_test_file
@@ -236,32 +237,9 @@ class Agent:
         # Sampling temperature for every reply; None: the model's own setting.
         self.temperature: float | None = None
         self.outcome = Outcome(status="failed", reason="not started")
-        self._started = 0.0
-        self._format_errors = 0
+        self.state = RunState()
         self.commands_ran: list[str] = []  # every command that ran, in order
-        self._first_step = 0
-        self._questioned: set[tuple[str, str]] = set()
-        self._last_exit_code = 0
-        self._last_command = ""
-        self._last_failure = ""  # how the last command failed, in a few words; "" when it succeeded
-        self._refused = ""  # the failing command last refused, until another command runs
-        self._failure_at: tuple[str, int] | None = None  # the repository file and line the last failure names
-        self._unchecked = False  # the last command changed files and showed nothing of the result
-        self._commands_since_plan = 0
-        self._earlier_replies: set[str] = set()
         self.recent_outputs = RecentOutputs()
-        self._told: list[str] = []  # what agentcli objected or answered to replies, in order
-        self._echoes_in_a_row = 0  # DONE lines copying agentcli's words since the last command
-        self._task = ""
-        # The file and first line of the definition the first looks showed, to change.
-        self._shown_definition: tuple[str, int] | None = None
-        # How the next reply begins, written for the model (see agent.begun); "" for none.
-        self._reply_start = ""
-        self._prompt_sent: list[Message] = []  # the last prompt journaled, which the next one is told against
-        # The file whose one definition the reply was begun with: the block is that definition's change.
-        self._begun_definition_in: str | None = None
-        self._reply_definition: str | None = None  # the same, for the reply begun next
-        self._objected = ""  # the name of the finish check that objected last
         # The files the task asks to be written (see session.outputs.named_outputs).
         self.asked_files: list[str] = []
         # The scripts the task asks for: their text after the last command, and whether they ran since
@@ -282,17 +260,17 @@ class Agent:
     def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task, then
         the results of `first_looks`: commands run before the first reply to show the current state."""
-        self._task = task
+        self.state.task = task
         self.recent_outputs = RecentOutputs()
-        self._shown_definition = None
+        self.state.shown_definition = None
         self.unrun = UnrunScripts(self.asked_files, self.repo.read)
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]
         self.context.start(system, render("task", task=task.strip(), context="\n\n".join(p for p in parts if p)))
-        if self._shown_definition is not None:
+        if self.state.shown_definition is not None:
             # Shown the definition to change, a small model plans to read it and reads it, again and
             # again: the first reply is the change, begun.
-            self._begin_change(*self._shown_definition)
+            self._begin_change(*self.state.shown_definition)
         elif self.first_reply_start:
             self._begin_reply(self.first_reply_start)
         return self._drive()
@@ -320,11 +298,11 @@ class Agent:
         if fix is not None and focus is not None and self._in_definition(focus[0], focus[1]):
             # The function the failure comes from (or that the failing test calls) is shown: the
             # first reply begins its change, as for a definition the task names.
-            self._shown_definition = (focus[0], focus[1])
+            self.state.shown_definition = (focus[0], focus[1])
         if obs.ok and (lines := _LINES_LOOK.match(command)):
             # Shown the code to change and nothing more, a small model reads it again instead.
             fix = CHANGE_FIRST.format(path=lines.group(1))
-            self._shown_definition = (lines.group(1), int(lines.group(2)))
+            self.state.shown_definition = (lines.group(1), int(lines.group(2)))
         kept = f"It changed {', '.join(changed[:5])}, which agentcli put back as it was." if changed else None
         notes = [note for note in (kept, focus[2] if focus else None, advice, fix) if note]
         return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
@@ -332,30 +310,30 @@ class Agent:
     def resume(self, task: str, at: Resumed) -> Outcome:
         """Go on with a run from the start of step `at.step`: the context as it sent that step's prompt,
         the counters as they were (the limits are the caller's, less what was spent)."""
-        self._task = task
+        self.state.task = task
         self.context.restore(at.prompt, at.context_state, at.plan)
         self.outcome.steps = at.step - 1
         self.outcome.tokens_in, self.outcome.tokens_out, self.outcome.cost = at.tokens_in, at.tokens_out, at.cost
         self.outcome.plan = list(at.plan)
         self.commands_ran = list(at.commands)
-        self._commands_since_plan = int(at.progress.get("commands_since_plan", 0))
-        self._echoes_in_a_row = int(at.progress.get("echoes_in_a_row", 0))
-        self._earlier_replies = {_normalised(text) for text in at.replies}
-        self._reply_start = at.prefix
+        self.state.commands_since_plan = int(at.progress.get("commands_since_plan", 0))
+        self.state.echoes_in_a_row = int(at.progress.get("echoes_in_a_row", 0))
+        self.state.earlier_replies = {_normalised(text) for text in at.replies}
+        self.state.reply_start = at.prefix
         return self._drive(format_errors=int(at.progress.get("format_errors", 0)))
 
     def continue_with(self, task: str) -> Outcome:
         """A follow-up task in the same session: history and sandbox state are kept."""
-        self._task = task
+        self.state.task = task
         self.recent_outputs = RecentOutputs()  # what the earlier task printed may be summarised away
         self.context.add("user", render("task", task=task.strip(), context=""))
         return self._drive()
 
     def _drive(self, format_errors: int = 0) -> Outcome:
-        self._started = time.monotonic()
-        self._format_errors = format_errors
-        self._first_step = self.outcome.steps
-        self._questioned = set()
+        self.state.started = time.monotonic()
+        self.state.format_errors = format_errors
+        self.state.first_step = self.outcome.steps
+        self.state.questioned = set()
         try:
             while True:
                 self._check_limits()
@@ -367,7 +345,7 @@ class Agent:
                 stop.summary,
             )
         finally:
-            self.outcome.wall_time = time.monotonic() - self._started
+            self.outcome.wall_time = time.monotonic() - self.state.started
         return self.outcome
 
     # -- one turn -----------------------------------------------------------------------------
@@ -397,13 +375,13 @@ class Agent:
         except ModelGaveUp as e:
             raise _Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
         finally:
-            self._begun_definition_in = self._reply_definition
-            self._reply_start, self._reply_definition = "", None
+            self.state.begun_definition_in = self.state.reply_definition
+            self.state.reply_start, self.state.reply_definition = "", None
         self.outcome.steps = step
         usage = reply.usage
         if not selected:
             self._account(reply)
-        self._earlier_replies.add(_normalised(text))
+        self.state.earlier_replies.add(_normalised(text))
         self.events.emit(
             ModelReplied(
                 step=step,
@@ -424,7 +402,7 @@ class Agent:
             # The reply may have been cut short by the deadline: don't act on half a thought.
             raise _Stop("failed", f"time limit reached ({self.limits.timeout:g}s)")
         if parsed.plan and parsed.plan != self.outcome.plan:
-            self._commands_since_plan = 0
+            self.state.commands_since_plan = 0
             self.outcome.plan = parsed.plan
             self.context.set_plan(parsed.plan)
             self.events.emit(PlanUpdated(steps=parsed.plan))
@@ -477,8 +455,8 @@ class Agent:
         None for a write the loop would not make, and for a write to a test (the tests are the judge)."""
         if parsed.file_write is None or self.verifier is None or is_test_file(parsed.file_write[0]):
             return None
-        written = self._block_write(parsed, self._reply_definition)
-        if not isinstance(written, tuple) or self.guards.refusal(written[0], self._task) is not None:
+        written = self._block_write(parsed, self.state.reply_definition)
+        if not isinstance(written, tuple) or self.guards.refusal(written[0], self.state.task) is not None:
             return None
         with self.tree_kept():
             if not self.sandbox.run(written[0]).ok:
@@ -505,7 +483,7 @@ class Agent:
 
     def _copied(self, text: str) -> str | None:
         """What the reply copied instead of saying something new, or None."""
-        if _normalised(text) in self._earlier_replies:
+        if _normalised(text) in self.state.earlier_replies:
             return "repeated an earlier reply word for word"
         if _ECHO.match(text):
             return "echoed a note of agentcli's instead of replying"
@@ -530,7 +508,7 @@ class Agent:
                     max_tokens=self.limits.reply_tokens,
                     on_token=self._stream_watcher(),
                     temperature=self.temperature if temperature is None else temperature,
-                    prefix=self._reply_start,
+                    prefix=self.state.reply_start,
                     **shape,
                 )
             except ContextLengthExceeded as e:
@@ -543,12 +521,12 @@ class Agent:
         under one (passed only then: other models keep the protocol's older signature)."""
         if not getattr(self.model, "constrains_replies", False) or not self.policies.on("reply-grammar"):
             return None
-        return reply_grammar(self._reply_start)
+        return reply_grammar(self.state.reply_start)
 
     def _journal_prompt(self, prompt: list[Message], temperature: float | None) -> None:
         """The prompt as an event: what changed since the last one sent."""
         keep = 0
-        for sent, message in zip(self._prompt_sent, prompt, strict=False):
+        for sent, message in zip(self.state.prompt_sent, prompt, strict=False):
             if sent != message:
                 break
             keep += 1
@@ -557,16 +535,16 @@ class Agent:
                 step=self.outcome.steps + 1,
                 keep=keep,
                 messages=[dict(m) for m in prompt[keep:]],
-                prefix=self._reply_start,
+                prefix=self.state.reply_start,
                 temperature=self.temperature if temperature is None else temperature,
                 progress={
-                    "commands_since_plan": self._commands_since_plan,
-                    "format_errors": self._format_errors,
-                    "echoes_in_a_row": self._echoes_in_a_row,
+                    "commands_since_plan": self.state.commands_since_plan,
+                    "format_errors": self.state.format_errors,
+                    "echoes_in_a_row": self.state.echoes_in_a_row,
                 },
             )
         )
-        self._prompt_sent = [dict(m) for m in prompt]
+        self.state.prompt_sent = [dict(m) for m in prompt]
 
     def _stream_watcher(self) -> Callable[[str], bool]:
         """Relays streamed pieces as events, and asks the model to stop once the reply holds its action
@@ -600,10 +578,12 @@ class Agent:
         if self.policies.on("echoed-done") and (echoed := self._echoed(parsed.summary)) is not None:
             # "DONE: No file in the repository has changed yet, so the task is not done": no claim.
             # The message it copied, not our answer to an earlier copy of it again and again.
-            self._echoes_in_a_row += 1
-            if self._echoes_in_a_row >= MAX_ECHOES_IN_A_ROW:
+            self.state.echoes_in_a_row += 1
+            if self.state.echoes_in_a_row >= MAX_ECHOES_IN_A_ROW:
                 # Told again and again that its DONE only copies us, it copies that answer: it is stuck.
-                raise _Stop("failed", f"stuck: {self._echoes_in_a_row} DONE lines in a row copied what agentcli said")
+                raise _Stop(
+                    "failed", f"stuck: {self.state.echoes_in_a_row} DONE lines in a row copied what agentcli said"
+                )
             told = f"{ECHOED_DONE}{echoed.removeprefix(ECHOED_DONE)}"
             message = f"{told} {self._plan_reminder()}"
             self._format_error(message, step, command_ran=parsed.finish_after_command)
@@ -617,15 +597,15 @@ class Agent:
         objection = self._finish_objection()
         if objection is not None:
             # After a command, its observation already stands; the objection follows it.
-            verdict = f"objection ({POLICY_OF_CHECK.get(self._objected, self._objected)})"
+            verdict = f"objection ({POLICY_OF_CHECK.get(self.state.objected, self.state.objected)})"
             self._format_error(objection, step, command_ran=parsed.finish_after_command, verdict=verdict)
-            if self._objected in CODE_OBJECTIONS and self._shown_definition is not None:
+            if self.state.objected in CODE_OBJECTIONS and self.state.shown_definition is not None:
                 # Told what its code still gets wrong, the 1.5B answers DONE again: the definition it
                 # was shown first is where the change goes.
-                self._begin_change(*self._shown_definition)
+                self._begin_change(*self.state.shown_definition)
             elif start := self._unchanged_start():
                 self._begin_reply(start)
-            elif self._objected == OUTPUT_OBJECTION and self.first_reply_start:
+            elif self.state.objected == OUTPUT_OBJECTION and self.first_reply_start:
                 self._begin_reply(self.first_reply_start)
             elif _OFFERED_COMMAND.search(objection):
                 # Offered the command to send, the 1.5B answers DONE again or copies the objection as
@@ -636,13 +616,15 @@ class Agent:
 
     def _unchanged_start(self) -> str:
         """How the reply after the objection that nothing has changed yet begins ("" for the model's own)."""
-        return self.unchanged_start if self._objected == "unchanged" and self._shown_definition is None else ""
+        return (
+            self.unchanged_start if self.state.objected == "unchanged" and self.state.shown_definition is None else ""
+        )
 
     def _echoed(self, summary: str) -> str | None:
         """What agentcli told the model that a DONE summary copies (ECHO_WORDS words in a row), or None."""
         words = summary.split()
         windows = {" ".join(words[i : i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
-        for told in reversed(self._told):
+        for told in reversed(self.state.told):
             flat = " ".join(told.split())
             if any(window in flat for window in windows):
                 return told.strip()
@@ -653,7 +635,9 @@ class Agent:
             (
                 "failed",
                 lambda: (
-                    f"Your last command failed (exit {self._last_exit_code})." if self._last_exit_code != 0 else None
+                    f"Your last command failed (exit {self.state.last_exit_code})."
+                    if self.state.last_exit_code != 0
+                    else None
                 ),
             ),
             ("unchecked", self._unchecked_change),
@@ -669,9 +653,9 @@ class Agent:
             if problem is None:
                 continue
             key = (name, _objection_key(name, problem, len(self.commands_ran)))
-            if key not in self._questioned:
-                self._questioned.add(key)
-                self._objected = name
+            if key not in self.state.questioned:
+                self.state.questioned.add(key)
+                self.state.objected = name
                 # No "reply DONE again if you are sure": small models take it as the instruction.
                 return f"Not done yet: {problem} {self._plan_reminder()}"
             doubts[name] = problem
@@ -684,10 +668,10 @@ class Agent:
         Told to check, a small model often changes the file again instead; shown the result, it can
         see whether the change is right.
         """
-        if not self._unchecked:
+        if not self.state.unchecked:
             return None
         problem = "Your last command changed files but showed nothing of the result"
-        look = check_command(self._last_command)
+        look = check_command(self.state.last_command)
         if look is None:
             return f"{problem}: check it first (run the program or the tests)."
         with self.tree_kept():
@@ -710,7 +694,7 @@ class Agent:
 
         Small models told only "continue" start the plan over, or declare it done after its first step.
         """
-        plan, done = self.outcome.plan, self._commands_since_plan
+        plan, done = self.outcome.plan, self.state.commands_since_plan
         return (done + 1, plan[done]) if done < len(plan) else None
 
     def _observing_step_due(self) -> bool:
@@ -741,7 +725,7 @@ class Agent:
         command, repaired = repair(command)
         if repaired:
             notes = [*notes, repaired]
-        if (placed := self.guards.placement(command, self._task)) is not None:
+        if (placed := self.guards.placement(command, self.state.task)) is not None:
             # Told where the change goes instead, a small model sends its command again: it runs as meant.
             instead, why = placed
             if instead is None:
@@ -749,43 +733,47 @@ class Agent:
                 return
             command, notes = instead, [*notes, f"{why} So your command ran as `{instead}`."]
         if parsed.file_write is not None:
-            written = self._block_write(parsed, self._begun_definition_in)
+            written = self._block_write(parsed, self.state.begun_definition_in)
             if isinstance(written, str):
                 self._format_error(written, step)
                 return
             # A command sent beside the edit (the tests, usually) runs right after it.
             command = written[0] + (f"\n{command}" if command.strip() else "")
             notes = [*written[1], *notes]
-        refusal = self.guards.refusal(command, self._task)
+        refusal = self.guards.refusal(command, self.state.task)
         if refusal is not None:
             self._format_error(refusal, step, verdict="refused")
             return
-        if command.strip() == self._last_command and self._last_failure and self.policies.on("repeat-refusal"):
+        if (
+            command.strip() == self.state.last_command
+            and self.state.last_failure
+            and self.policies.on("repeat-refusal")
+        ):
             # Nothing ran since: the same command fails the same way, and a small model that sees it
             # fail again only sends it again. Name what to do instead, as concretely as possible;
             # sent once more after that, the run is stuck (and a fresh attempt has a better chance).
-            if self._refused == command.strip():
+            if self.state.refused == command.strip():
                 raise _Stop("failed", "stuck: the same failing command was sent again after it was refused")
-            self._refused = command.strip()
+            self.state.refused = command.strip()
             instead = "change it, or try another way."
-            if self._failure_at is not None:
-                path, line = self._failure_at
+            if self.state.failure_at is not None:
+                path, line = self.state.failure_at
                 instead = (
                     f"fix the code the error comes from ({path} line {line}): write the path {path} on a line, "
                     "then a fenced block with the corrected code."
                 )
             self._format_error(
-                f"You ran this exact command just before and it failed ({self._last_failure}). It would fail "
+                f"You ran this exact command just before and it failed ({self.state.last_failure}). It would fail "
                 f"the same way, so it was not run again: {instead}",
                 step,
             )
-            if self._failure_at is not None:
+            if self.state.failure_at is not None:
                 # Told to fix the code at that line, a small model sends the failing command once more.
-                self._begin_change(*self._failure_at)
+                self._begin_change(*self.state.failure_at)
             return
-        self._format_errors = 0
-        self._refused = ""
-        self._echoes_in_a_row = 0
+        self.state.format_errors = 0
+        self.state.refused = ""
+        self.state.echoes_in_a_row = 0
         if self.approve is not None:
             decision = self.approve(command)
             if not decision.run:
@@ -826,13 +814,13 @@ class Agent:
             # A block of several lines is several steps of the plan done at once (counted as one, the
             # next-step hint sends the model to redo them); a Python script is the whole plan as code.
             script = parsed.code is not None and parsed.file_write is None
-            self._commands_since_plan += len(self.outcome.plan) if script else command_lines(command)
+            self.state.commands_since_plan += len(self.outcome.plan) if script else command_lines(command)
         elif self._observing_step_due():
-            self._commands_since_plan += 1
-        self._unchecked = only_changes(command)
-        self._last_exit_code = 0 if ok else obs.exit_code if not obs.timed_out else 124
-        self._last_command = command.strip()
-        self._last_failure = "" if ok else _failure_summary(obs)
+            self.state.commands_since_plan += 1
+        self.state.unchecked = only_changes(command)
+        self.state.last_exit_code = 0 if ok else obs.exit_code if not obs.timed_out else 124
+        self.state.last_command = command.strip()
+        self.state.last_failure = "" if ok else _failure_summary(obs)
         if edited and obs.ok:
             notes = [*notes, *sed_report(self.repo, command, edited)]
         notes = [*notes, *self.guards.undo_lossy_overwrites(command, overwritten)]
@@ -848,12 +836,12 @@ class Agent:
         if not ok and (advice := self.guards.failure_advice(obs)):
             notes = [*notes, advice]
         focus = self._focus(obs)
-        self._failure_at = None
+        self.state.failure_at = None
         if focus is not None:
             path, line, context = focus
             notes = [*notes, context]
             # The code to fix, never the test: small models told "fix test_x.py" rewrite the test.
-            self._failure_at = None if is_test_file(path) else (path, line)
+            self.state.failure_at = None if is_test_file(path) else (path, line)
         self.events.emit(_finished_event(step, obs))
         shown = obs
         if (
@@ -884,7 +872,7 @@ class Agent:
         `definition_in`: the file whose one definition `start` begins."""
         if not getattr(self.model, "continues_replies", False) or not self.policies.on("begun-replies"):
             return False
-        self._reply_start, self._reply_definition = start, definition_in
+        self.state.reply_start, self.state.reply_definition = start, definition_in
         return True
 
     def _in_definition(self, path: str, line: int) -> bool:
@@ -896,8 +884,8 @@ class Agent:
         """Begin the next reply with a change to `path` about line `line` (see agent.begun)."""
         if (text := self.repo.read(path)) is None:
             return
-        if line is None and self._shown_definition is not None and self._shown_definition[0] == path:
-            line = self._shown_definition[1]
+        if line is None and self.state.shown_definition is not None and self.state.shown_definition[0] == path:
+            line = self.state.shown_definition[1]
         start = change_start(path, text, line)
         if start is not None and self._begin_reply(start.text, path if start.definition else None):
             self.events.emit(Notice(message=f"the reply begins with a change to {path}, for the model to go on"))
@@ -912,7 +900,7 @@ class Agent:
         """For a failing `assert CALL == VALUE` in a test the task asks for: the value CALL gives."""
         if (
             not self.policies.on("expectation")
-            or not only_tests(self._task, self.asked_files)
+            or not only_tests(self.state.task, self.asked_files)
             or (compared := compared_call(test_text, line)) is None
         ):
             return None
@@ -922,17 +910,17 @@ class Agent:
 
     def _format_error(self, message: str, step: int, *, command_ran: bool = False, verdict: str = "") -> None:
         # Our own words, for `_echoed`: the plan the reminder quotes is the model's.
-        self._told.append(message.replace(self._plan_reminder(), ""))
-        self._format_errors += 1
-        self.events.emit(FormatError(step=step, message=message, count=self._format_errors, verdict=verdict))
-        if self._format_errors >= self.limits.max_format_errors:
-            raise _Stop("failed", f"{self._format_errors} replies in a row had no usable command")
+        self.state.told.append(message.replace(self._plan_reminder(), ""))
+        self.state.format_errors += 1
+        self.events.emit(FormatError(step=step, message=message, count=self.state.format_errors, verdict=verdict))
+        if self.state.format_errors >= self.limits.max_format_errors:
+            raise _Stop("failed", f"{self.state.format_errors} replies in a row had no usable command")
         self.context.add("user", message if command_ran else render("format_error", error=message))
 
     # -- limits ---------------------------------------------------------------------------------
 
     def _elapsed(self) -> float:
-        return time.monotonic() - self._started
+        return time.monotonic() - self.state.started
 
     def _command_timeout(self) -> float:
         timeout = self.limits.command_timeout
@@ -945,7 +933,7 @@ class Agent:
 
     def _check_limits(self) -> None:
         limits, o = self.limits, self.outcome
-        if o.steps - self._first_step >= limits.max_steps:
+        if o.steps - self.state.first_step >= limits.max_steps:
             raise _Stop("failed", f"step limit reached ({limits.max_steps} steps)")
         if limits.timeout and self._elapsed() >= limits.timeout:
             raise _Stop("failed", f"time limit reached ({limits.timeout:g}s)")

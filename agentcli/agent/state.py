@@ -1,0 +1,37 @@
+"""What a run has done so far that the loop's decisions read: one object instead of a score of the
+agent's attributes, so the loop's state can be read (and journaled, and reset) in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentcli.models.base import Message
+
+
+@dataclass
+class RunState:
+    """The loop's state between steps."""
+
+    task: str = ""
+    started: float = 0.0  # time.monotonic() when the run began
+    first_step: int = 0  # the step the run began at (a resumed run begins later)
+    format_errors: int = 0  # replies in a row with no usable action
+    questioned: set[tuple[str, str]] = field(default_factory=set)  # objections raised, once each
+    last_exit_code: int = 0
+    last_command: str = ""
+    last_failure: str = ""  # how the last command failed, in a few words; "" when it succeeded
+    refused: str = ""  # the failing command last refused, until another command runs
+    failure_at: tuple[str, int] | None = None  # the repository file and line the last failure names
+    unchecked: bool = False  # the last command changed files and showed nothing of the result
+    commands_since_plan: int = 0
+    earlier_replies: set[str] = field(default_factory=set)  # every reply so far, normalised
+    told: list[str] = field(default_factory=list)  # what agentcli objected or answered to replies, in order
+    echoes_in_a_row: int = 0  # DONE lines copying agentcli's words since the last command
+    # The file and first line of the definition the first looks showed, to change.
+    shown_definition: tuple[str, int] | None = None
+    reply_start: str = ""  # how the next reply begins, written for the model (see agent.begun); "" for none
+    # The file whose one definition the reply was begun with: the block is that definition's change.
+    begun_definition_in: str | None = None
+    reply_definition: str | None = None  # the same, for the reply begun next
+    prompt_sent: list[Message] = field(default_factory=list)  # the last prompt journaled
+    objected: str = ""  # the name of the finish check that objected last

@@ -1049,7 +1049,7 @@ def test_a_result_printed_instead_of_written_to_the_asked_file_is_pointed_out(ho
     ]
     model = ScriptedModel(replies)
     agent = Agent(model, host, EventBus())
-    agent.asked_files = ["config/merged.json"]
+    agent.facts.asked_files = ["config/merged.json"]
     outcome = agent.run("Write config/merged.json from config/defaults.json")
     after_look, after_print, after_write = (model.calls[i][-1]["content"] for i in (1, 2, 3))
     note = "This printed a result of the kind config/merged.json should hold, but config/merged.json does not hold it"
@@ -1093,7 +1093,7 @@ def test_the_reply_after_nothing_changed_begins_the_substitution_the_task_asks_f
     replies = ["```bash\ngit --version\n```", "DONE: fixed", "receive/g' README.md\n```", "DONE: it", "DONE: checked"]
     model = ScriptedModel(replies, continues_replies=True)
     agent = Agent(model, host, EventBus())
-    agent.unchanged_start = "```bash\nsed -i 's/recieve/"
+    agent.facts.unchanged_start = "```bash\nsed -i 's/recieve/"
     readme = Path(host.workdir) / "README.md"
     agent.finish_checks = [("unchanged", lambda: None if "receive" in readme.read_text() else "Nothing changed.")]
     outcome = agent.run("fix the typo")
@@ -1110,7 +1110,7 @@ def test_the_reply_after_an_objection_to_the_asked_file_begins_the_data_script_a
     ]
     model = ScriptedModel([*replies, "DONE: sorted"], continues_replies=True)
     agent = Agent(model, host, EventBus())
-    agent.first_reply_start = start
+    agent.facts.first_reply_start = start
     out = Path(host.workdir) / "out.csv"
     agent.finish_checks = [("outputs", lambda: None if out.read_text() == "a\nb\n" else "out.csv is unsorted.")]
     outcome = agent.run("write out.csv sorted")
@@ -1144,7 +1144,7 @@ def test_an_echo_of_test_code_goes_to_the_test_file_the_task_asks_for(host, tmp_
     echo = 'echo "from stats import double\ndef test_double():\n    assert double("ab") == "abab"\n# Run\nls tests'
     model = ScriptedModel([f"```bash\n{echo}\n```", "DONE: tested"])
     agent = Agent(model, host, EventBus())
-    agent.asked_files = ["tests/test_stats.py"]
+    agent.facts.asked_files = ["tests/test_stats.py"]
     agent.run("Write tests for double in tests/test_stats.py")
     written = (tmp_path / "tests" / "test_stats.py").read_text()
     assert written == 'from stats import double\ndef test_double():\n    assert double("ab") == "abab"\n'
@@ -1162,7 +1162,7 @@ def test_a_failing_expectation_in_a_test_the_task_asks_for_is_offered_the_value_
     replies = [f"tests/test_stats.py\n```python\n{test}```", "```bash\npython3 -m pytest -q tests\n```", "DONE: x"]
     model = ScriptedModel(replies)
     agent = Agent(model, host, EventBus())
-    agent.asked_files = ["tests/test_stats.py"]
+    agent.facts.asked_files = ["tests/test_stats.py"]
     agent.run("Write pytest tests for counts in tests/test_stats.py")
     observation = model.calls[2][-1]["content"]
     assert "`counts(\"a b a\")` gives `{'a': 2, 'b': 1}` with the code as it is." in observation
@@ -1322,7 +1322,7 @@ def test_a_script_the_task_asks_for_must_run_after_its_last_change(host, tmp_pat
     replies = [write, "```bash\ncat tools/count.sh\n```", "DONE: written", "bash tools/count.sh .\n```", "DONE: ran"]
     model = ScriptedModel(replies, continues_replies=True)
     agent = Agent(model, host, EventBus())
-    agent.asked_files = ["tools/count.sh"]
+    agent.facts.asked_files = ["tools/count.sh"]
     outcome = agent.run("Write a shell script tools/count.sh that prints the number of lines of .py files")
     objection = model.calls[3][-1]["content"]
     assert "tools/count.sh (2 lines), the script the task asks for, has not run since it was last changed" in objection

@@ -182,7 +182,7 @@ def run(scenario: Scenario, tmp_path: Path, on: bool) -> list[Event]:
             limits=RunLimits(command_timeout=scenario.command_timeout),
             policies=policies,
         )
-        agent.asked_files = scenario.asked
+        agent.facts.asked_files = scenario.asked
         agent.run(scenario.task)
     return seen
 

@@ -76,7 +76,7 @@ def _run(root: Path, replies: list[str], policies: Policies, candidates: int) ->
             policies=policies,
             tree_kept=lambda: cp.tree_kept(root),
         )
-        agent.verifier = verifier
+        agent.facts.verifier = verifier
         agent.run("Fix add in calc.py")
     return seen, checked
 

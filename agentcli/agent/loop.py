@@ -46,8 +46,8 @@ from agentcli.agent.repair import repair
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.reply_grammar import reply_grammar
 from agentcli.agent.repo_view import RepoView
-from agentcli.agent.selection import CHECK_SECONDS, Candidate, Verdict, Verifier, choose
-from agentcli.agent.state import RunState
+from agentcli.agent.selection import CHECK_SECONDS, Candidate, Verdict, choose
+from agentcli.agent.state import RunState, TaskFacts
 from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
 from agentcli.agent.tracebacks import is_test_file
@@ -238,24 +238,14 @@ class Agent:
         self.temperature: float | None = None
         self.outcome = Outcome(status="failed", reason="not started")
         self.state = RunState()
+        self.facts = TaskFacts()
         self.commands_ran: list[str] = []  # every command that ran, in order
         self.recent_outputs = RecentOutputs()
-        # The files the task asks to be written (see session.outputs.named_outputs).
-        self.asked_files: list[str] = []
         # The scripts the task asks for: their text after the last command, and whether they ran since
         # they last changed.
         self.unrun = UnrunScripts((), self.repo.read)
-        # How the first reply begins, where the model can go on from it (a data task's script, its
-        # inputs read: see session.data_script), and the reply after an objection to the file the
-        # task asks for; "" for the model's own start.
-        self.first_reply_start = ""
-        # How the reply after "nothing has changed yet" begins where no definition was shown (the
-        # `sed` that replaces the text the task replaces); "" for a begun command.
-        self.unchanged_start = ""
-        # The check a step's candidate replies are judged by (see agent.selection); None: no choosing.
-        self.verifier: Verifier | None = None
         self.guards = CommandGuards(sandbox, self.repo.read, self.policies)
-        self.placer = Placer(self.repo, self.policies, lambda: self.asked_files)
+        self.placer = Placer(self.repo, self.policies, lambda: self.facts.asked_files)
 
     def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task, then
@@ -263,7 +253,7 @@ class Agent:
         self.state.task = task
         self.recent_outputs = RecentOutputs()
         self.state.shown_definition = None
-        self.unrun = UnrunScripts(self.asked_files, self.repo.read)
+        self.unrun = UnrunScripts(self.facts.asked_files, self.repo.read)
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]
         self.context.start(system, render("task", task=task.strip(), context="\n\n".join(p for p in parts if p)))
@@ -271,8 +261,8 @@ class Agent:
             # Shown the definition to change, a small model plans to read it and reads it, again and
             # again: the first reply is the change, begun.
             self._begin_change(*self.state.shown_definition)
-        elif self.first_reply_start:
-            self._begin_reply(self.first_reply_start)
+        elif self.facts.first_reply_start:
+            self._begin_reply(self.facts.first_reply_start)
         return self._drive()
 
     def _first_look(self, command: str) -> str:
@@ -426,7 +416,7 @@ class Agent:
     def _selecting(self, parsed: ParsedReply) -> bool:
         """Whether this step's reply is one of several for the check to choose from (see agent.selection):
         it writes a file, the run has a check, and time is left for more replies."""
-        if parsed.file_write is None or self.verifier is None or not self.policies.on("select"):
+        if parsed.file_write is None or self.facts.verifier is None or not self.policies.on("select"):
             return False
         # Time for the replies and a check of each, and for the chosen one to run after.
         needed = SELECTION_MIN_SECONDS + self.limits.candidates * CHECK_SECONDS
@@ -453,7 +443,7 @@ class Agent:
     def _verdict(self, parsed: ParsedReply) -> Verdict | None:
         """The check's verdict on the work tree with `parsed`'s file write applied; the tree is put back.
         None for a write the loop would not make, and for a write to a test (the tests are the judge)."""
-        if parsed.file_write is None or self.verifier is None or is_test_file(parsed.file_write[0]):
+        if parsed.file_write is None or self.facts.verifier is None or is_test_file(parsed.file_write[0]):
             return None
         written = self._block_write(parsed, self.state.reply_definition)
         if not isinstance(written, tuple) or self.guards.refusal(written[0], self.state.task) is not None:
@@ -461,7 +451,7 @@ class Agent:
         with self.tree_kept():
             if not self.sandbox.run(written[0]).ok:
                 return None
-            return self.verifier()
+            return self.facts.verifier()
 
     def _block_write(self, parsed: ParsedReply, begun_in: str | None) -> tuple[str, list[str]] | str:
         """The command that writes `parsed`'s block to its file and the notes on it, or why it is not written
@@ -605,8 +595,8 @@ class Agent:
                 self._begin_change(*self.state.shown_definition)
             elif start := self._unchanged_start():
                 self._begin_reply(start)
-            elif self.state.objected == OUTPUT_OBJECTION and self.first_reply_start:
-                self._begin_reply(self.first_reply_start)
+            elif self.state.objected == OUTPUT_OBJECTION and self.facts.first_reply_start:
+                self._begin_reply(self.facts.first_reply_start)
             elif _OFFERED_COMMAND.search(objection):
                 # Offered the command to send, the 1.5B answers DONE again or copies the objection as
                 # prose; in a begun bash block, the command is what it copies.
@@ -617,7 +607,9 @@ class Agent:
     def _unchanged_start(self) -> str:
         """How the reply after the objection that nothing has changed yet begins ("" for the model's own)."""
         return (
-            self.unchanged_start if self.state.objected == "unchanged" and self.state.shown_definition is None else ""
+            self.facts.unchanged_start
+            if self.state.objected == "unchanged" and self.state.shown_definition is None
+            else ""
         )
 
     def _echoed(self, summary: str) -> str | None:
@@ -828,7 +820,7 @@ class Agent:
             obs.ok
             and parsed.file_write is None
             and self.policies.on("printed-output")
-            and (printed := printed_not_written(command, obs.output, self.asked_files, self.repo.read))
+            and (printed := printed_not_written(command, obs.output, self.facts.asked_files, self.repo.read))
         ):
             notes = [*notes, printed]
         if not obs.ok and _ONE_LINE_PYTHON.search(command) and "SyntaxError" in obs.output:
@@ -900,7 +892,7 @@ class Agent:
         """For a failing `assert CALL == VALUE` in a test the task asks for: the value CALL gives."""
         if (
             not self.policies.on("expectation")
-            or not only_tests(self.state.task, self.asked_files)
+            or not only_tests(self.state.task, self.facts.asked_files)
             or (compared := compared_call(test_text, line)) is None
         ):
             return None

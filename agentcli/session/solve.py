@@ -27,6 +27,7 @@ from agentcli.agent.loop import (
     lines_look,
 )
 from agentcli.agent.selection import CHECK_SECONDS, Verdict, Verifier, pytest_verdict
+from agentcli.agent.state import TaskFacts
 from agentcli.agent.tracebacks import is_test_file
 from agentcli.config import Settings
 from agentcli.context.window import ContextWindow, context_for_run
@@ -483,10 +484,7 @@ class Session:
     def _prepared_agent(self, task: str, setup: _TaskSetup) -> Agent:
         """An agent for the task, its checks on "done" set up."""
         agent = self.agent()
-        agent.asked_files = setup.outputs
-        agent.first_reply_start = setup.data_start
-        agent.unchanged_start = setup.substitution
-        agent.verifier = self._verifier()
+        agent.facts = TaskFacts(setup.outputs, setup.data_start, setup.substitution, self._verifier())
         outputs, names, raises, looks = setup.outputs, setup.names, setup.raises, setup.looks
         agent.finish_checks.insert(0, (OUTPUT_OBJECTION, lambda: output_problems(self.root, outputs, task)))
         if names:

@@ -93,3 +93,26 @@ def test_an_opened_command_block_is_not_left_empty() -> None:
     empty = re.compile(r"```\w*\s*(```|\Z)")
     assert empty.match(free.strip()), free  # greedy, the 1.5B answers with an empty block
     assert not empty.search(ruled) and len(ruled.strip()) > 10, ruled
+
+
+@pytest.mark.skipif(_model_ready() is not None, reason=_model_ready() or "")
+def test_real_model_fixes_a_bug_with_the_tests_choosing_between_two_replies(failing_repo: Path, tmp_path: Path):
+    """The 1.5B under the reply grammar, two candidates where it writes the fix: each is judged by the
+    repository's tests, the second shares the first's evaluated prompt, and no reply is malformed."""
+    sandbox = "bwrap" if bwrap_available() else "host"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "agentcli", "solve", "Fix the failing test.", "--model", MODEL,
+            "--sandbox", sandbox, "--json", "--candidates", "2", "--max-steps", "12", "--timeout", "900",
+        ],
+        cwd=failing_repo, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1200,
+        env={**os.environ, "AGENTCLI_CONFIG_DIR": str(tmp_path / "config")},
+    )  # fmt: skip
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[-1]["type"] == "result", done.stderr
+    scored = [e for e in events if e["type"] == "candidate_scored"]
+    assert len(scored) >= 2 and sum(e["chosen"] for e in scored[:2]) == 1, scored
+    assert scored[1]["prompt_evaluated"] is not None and scored[1]["prompt_evaluated"] <= 1
+    assert not [e for e in events if e["type"] == "format_error" and not e["verdict"]]
+    assert events[-1]["status"] == "finished"
+    assert "a + b" in (failing_repo / "calc.py").read_text()

@@ -183,7 +183,8 @@ class FormatError(Event):
     step: int
     message: str  # as the model was told it
     count: int
-    verdict: str = ""  # "objection (POLICY)", "refused"; "": the reply had no usable command
+    # "objection (POLICY)", "refused", "refused (POLICY)"; "": the reply had no usable action (malformed).
+    verdict: str = ""
 
 
 @dataclass

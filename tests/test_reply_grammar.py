@@ -71,6 +71,7 @@ def _accepts(engine, prefix: str, text: str) -> bool:
 WELL_FORMED = [
     "PLAN:\n1. Run the tests.\n2. Fix the bug.\n\nFirst the tests.\n```bash\npython3 -m pytest -q\n```",
     "```bash\nls -la\n```",
+    "```bash\nls -la\n```\n",
     "I write the fix.\n`app.py`\n```python\ndef add(a, b):\n    return a + b\n```",
     "Run `ls` and ``echo``.\n```bash\necho '`date`' ``\n```",
     "app.py\n```\n    x = 1\n\n    y = 2\n    ```",  # an indented closing fence, as the parser allows

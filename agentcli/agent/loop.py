@@ -563,7 +563,8 @@ class Agent:
         A run in which no command ran at all is never accepted as finished.
         """
         if not self.commands_ran:
-            self._format_error(f"Not done yet: you have not run any command. {self._plan_reminder()}", step)
+            message = f"Not done yet: you have not run any command. {self._plan_reminder()}"
+            self._format_error(message, step, verdict="objection (nothing ran)")
             return
         if self.policies.on("echoed-done") and (echoed := self._echoed(parsed.summary)) is not None:
             # "DONE: No file in the repository has changed yet, so the task is not done": no claim.
@@ -576,13 +577,15 @@ class Agent:
                 )
             told = f"{ECHOED_DONE}{echoed.removeprefix(ECHOED_DONE)}"
             message = f"{told} {self._plan_reminder()}"
-            self._format_error(message, step, command_ran=parsed.finish_after_command)
+            self._format_error(
+                message, step, command_ran=parsed.finish_after_command, verdict="objection (echoed-done)"
+            )
             # Sampled afresh, the 1.5B copies the objection again: a begun command it cannot copy.
             self._begin_reply(self._unchanged_start() or BEGUN_COMMAND)
             return
         if self.policies.on("step-done") and step_report(parsed.summary):
             message = f"`DONE:` ends the whole task, not one step of it, and the task goes on. {self._plan_reminder()}"
-            self._format_error(message, step, command_ran=parsed.finish_after_command)
+            self._format_error(message, step, command_ran=parsed.finish_after_command, verdict="objection (step-done)")
             return
         objection = self._finish_objection()
         if objection is not None:
@@ -727,7 +730,7 @@ class Agent:
         if parsed.file_write is not None:
             written = self._block_write(parsed, self.state.begun_definition_in)
             if isinstance(written, str):
-                self._format_error(written, step)
+                self._format_error(written, step, verdict="refused (fragment)")
                 return
             # A command sent beside the edit (the tests, usually) runs right after it.
             command = written[0] + (f"\n{command}" if command.strip() else "")
@@ -758,6 +761,7 @@ class Agent:
                 f"You ran this exact command just before and it failed ({self.state.last_failure}). It would fail "
                 f"the same way, so it was not run again: {instead}",
                 step,
+                verdict="refused (repeat-refusal)",
             )
             if self.state.failure_at is not None:
                 # Told to fix the code at that line, a small model sends the failing command once more.

@@ -19,7 +19,9 @@ MAX_PROSE_LINES = 12
 
 # Rules shared by every entry point. No line of prose or code holds three backticks in a row: a fence
 # opens only the action's block, at the start of a line, and closes it alone on its line (indented, as
-# the parser allows); the parser would read three backticks anywhere else as a fence too.
+# the parser allows); the parser would read three backticks anywhere else as a fence too. The closing
+# fence may end its line: the tokenizer has "```\n" as one token, which a model prefers to "```"
+# (forbidden it, a model goes on writing the block until its budget runs out).
 _RULES = rf"""
 prose ::= line{{0,{MAX_PROSE_LINES}}}
 line ::= text? "\n"
@@ -32,7 +34,7 @@ block ::= "```" label "\n" body
 label ::= [a-zA-Z0-9_+.-]{{0,24}}
 body ::= [ \t]* first seg* tick? "\n" rest
 first ::= [^ \t`\n] | "`" [^`\n] | "``" [^`\n]
-rest ::= line* [ \t]* "```"
+rest ::= line* [ \t]* "```" [ \t]* "\n"?
 """
 
 _FENCE_LINE = re.compile(r"^[ \t]*```")

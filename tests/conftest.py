@@ -188,3 +188,19 @@ def smol_model(n_ctx: int = 2048):
     from agentcli.models.llamacpp import load_local_model
 
     return load_local_model(SMOL, n_ctx=n_ctx)
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_it_was(request):
+    """Every test starts with the SIGINT handling the run began with: a handler left behind (SIG_IGN
+    above all) is inherited by every child the later tests start, which then ignore Ctrl-C. A test
+    that leaves one is named in a warning and the handling put back."""
+    import signal
+    import warnings
+
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        warnings.warn(f"{request.node.nodeid} left SIGINT handled by {after!r}; put back", stacklevel=1)

@@ -256,7 +256,8 @@ class Agent:
         self.unrun = UnrunScripts(self.facts.asked_files, self.repo.read)
         system = render("system", workdir=self.sandbox.workdir)
         parts = [context_text.strip(), *(self._first_look(command) for command in first_looks)]
-        self.context.start(system, render("task", task=task.strip(), context="\n\n".join(p for p in parts if p)))
+        context = "\n\n".join(p for p in parts if p).rstrip()
+        self.context.start(system, render("task", task=task.strip(), context=context))
         if self.state.shown_definition is not None:
             # Shown the definition to change, a small model plans to read it and reads it, again and
             # again: the first reply is the change, begun.
@@ -911,7 +912,7 @@ class Agent:
         self.events.emit(FormatError(step=step, message=message, count=self.state.format_errors, verdict=verdict))
         if self.state.format_errors >= self.limits.max_format_errors:
             raise _Stop("failed", f"{self.state.format_errors} replies in a row had no usable command")
-        self.context.add("user", message if command_ran else render("format_error", error=message))
+        self.context.add("user", message if command_ran else render("format_error", error=message.rstrip()))
 
     # -- limits ---------------------------------------------------------------------------------
 

@@ -1,20 +1,34 @@
-"""Prompt templates, kept as files beside this module so they read as prose; the agent and the context
-window (its summary prompt) both render them."""
+"""Every text the model is sent, as Jinja templates kept in files beside this module (grouped in
+folders by kind: objections, refusals, notes, ...), so a prompt reads as prose and changes in one place.
+
+The code decides whether a message is sent and computes its values (paths, numbers, excerpts); the
+template holds the wording. A value the template uses and the caller does not give raises.
+"""
 
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
 
 
 @cache
-def template(name: str) -> str:
-    return resources.files("agentcli.prompts").joinpath(f"{name}.md").read_text()
+def environment() -> Environment:
+    """The templates under agentcli/prompts/: nothing escaped, block tags on lines of their own leave
+    no line behind, and a template keeps its text to the last character."""
+    return Environment(
+        loader=PackageLoader("agentcli", "prompts"),
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
-def render(name: str, **values: str) -> str:
-    """Fill `{key}` placeholders; other braces (shell, code) are left alone."""
-    text = template(name)
-    for key, value in values.items():
-        text = text.replace("{" + key + "}", value)
-    return text.strip()
+def render(name: str, **values: Any) -> str:
+    """The template `name` (`objections/unchecked_change` for prompts/objections/unchecked_change.md)
+    filled with `values`. The line end a template file ends with is no part of the text: a text that
+    ends with a line end ends with an empty line in its file."""
+    return environment().get_template(f"{name}.md").render(**values).removesuffix("\n")

@@ -17,6 +17,7 @@ from agentcli.agent.checking import appended_files, overwrites, redirected_files
 from agentcli.agent.edits import duplicated_setting, overwrite_loss, sed_targets, without_comment_lines
 from agentcli.agent.pysource import syntax_error
 from agentcli.policies import Policies
+from agentcli.prompts import render
 from agentcli.sandbox.base import Observation, Sandbox
 
 # What says a file goes without a verb for it: "old_utils.py is obsolete".
@@ -94,10 +95,7 @@ def without_history(command: str, task: str) -> tuple[str | None, str] | None:
     history = [path for path in targets if _HISTORY_FILE.search(path)]
     if bump is None or not history or bump.group(1) not in command:
         return None
-    why = (
-        f"{history[0]} records earlier releases, and its {bump.group(1)} lines are the history of that release, "
-        "which a version bump keeps (a new entry goes above them)."
-    )
+    why = render("placement/version_history", path=history[0], version=bump.group(1))
     if len(history) == len(targets):
         return None, why
     sed = shlex.split(without_comment_lines(command))
@@ -112,11 +110,11 @@ def at_top(command: str, task: str, read: Callable[[str], str | None]) -> tuple[
     if len(appended) != 1 or not _wanted_at_top(appended[0], task) or (text := read(appended[0])) is None:
         return None
     path = appended[0]
-    why = f"`>>` adds at the end of {path}, and the task asks for the top."
     appending = without_comment_lines(command).strip()
     echoed = _ECHO_APPEND.match(appending) if "\n" not in appending else None
+    why = render("placement/at_top", path=path, quoted_path=shlex.quote(path), no_command=echoed is None)
     if echoed is None:
-        return None, f"{why} `sed -i '1i TEXT' {shlex.quote(path)}` inserts a line above line 1."
+        return None, why
     line = _unquoted(echoed.group(1))
     number = 2 if text.startswith("#!") else 1  # an interpreter line stays the first
     if level := re.match(r"#+ ", line):
@@ -136,7 +134,7 @@ def kept_on_disk(command: str, task: str) -> tuple[str, str] | None:
     kept = _named_deletion(command, task)
     if kept is None:
         return None
-    why = f"{kept[1]}, so `git rm` ran as `git rm --cached`, which stops git tracking it and keeps the file."
+    why = render("placement/untracked_instead", why=kept[1])
     return _GIT_RM.sub("git rm --cached", command), why
 
 
@@ -152,9 +150,10 @@ def _named_deletion(command: str, task: str) -> tuple[str, str] | None:
         # "keep it", "keep the file", "keep debug.log": the keeping is said of this file.
         keep = re.search(rf"\bkeep\s+(?:it|them|the files?|(?:the\s+)?{named})", task, re.IGNORECASE)
         if keep or _STOP_TRACKING.search(task):
-            return name, f"The task says to keep {name}"
+            return name, render("placement/named_file_stays", name=name, said_to_keep=True)
         if not re.search(_DELETES + named, task, re.IGNORECASE) and not _GOES.search(task):
-            return name, f"The task names {name} and does not ask to delete it"  # the file the task is about
+            # The file the task is about.
+            return name, render("placement/named_file_stays", name=name, said_to_keep=False)
     return None
 
 
@@ -224,12 +223,7 @@ def variable_only_set(command: str, task: str) -> str | None:
         return None
     if not all(_SETS_VARIABLE.match(part) or _SHELL_CONTROL.match(part) for part in parts):
         return None
-    name = assigned[0]
-    return (
-        f"Not run: setting {name} in the shell changes nothing in the repository, and the task is for the "
-        f"program to read {name} from its environment when it runs. Change the program's code; write the "
-        "file's path on a line, then a fenced block with the complete functions you change."
-    )
+    return render("refusals/variable_only_set", name=assigned[0])
 
 
 def expanded_variable(command: str, task: str) -> str | None:
@@ -240,10 +234,7 @@ def expanded_variable(command: str, task: str) -> str | None:
         return None
     for name in _EXPANDED.findall(_without_literal_text(command)):
         if name in names:
-            return (
-                f"Not run: in double quotes the shell puts the value of ${name} into the file now, so it would hold "
-                f"a fixed value. The program must read {name} from its environment when it runs."
-            )
+            return render("refusals/expanded_variable", name=name)
     return None
 
 
@@ -258,10 +249,6 @@ _OFFLINE = re.compile(
 )
 # `echo "import pytest` and lines of code after it: a file's content quoted for the shell.
 _ECHOED_TEXT = re.compile(r"^\s*(?:echo|printf)(?:\s+-\w+)*\s+[\"'][^\n]*\n", re.MULTILINE)
-NO_NETWORK = (
-    "There is no network here, so nothing can be installed. Do the task with what is installed already "
-    "(for Python, the standard library)."
-)
 # What `overwritten` records of each file a command writes over: the writing program (`>>` for an
 # append), the text before.
 Overwritten = dict[str, tuple[str, str | None]]
@@ -285,19 +272,16 @@ class CommandGuards:
         sets that variable in the shell."""
         on = self.policies.on
         if self.offline and _INSTALL.search(command):
-            return f"Not run: {NO_NETWORK}"
+            return render("notes/no_network", not_run=True)
         if on("env-variable") and (expanded := expanded_variable(command, task) or variable_only_set(command, task)):
             return expanded
         written = [*redirected_files(command), *sed_targets(command), *removed_files(command)]
         kept = files_to_keep(task) if on("keep-named") else set()
         for path in (path.removeprefix("./") for path in written):
             if path in kept:
-                return (
-                    f"Not run: the task says to leave {path} as it is, so it may not be changed. "
-                    "Change the code that works with it instead."
-                )
-        if on("named-deletion") and (kept := _named_deletion(command, task)) is not None:
-            return f"{kept[1]}, so nothing was deleted."
+                return render("refusals/file_to_leave", path=path)
+        if on("named-deletion") and (named := _named_deletion(command, task)) is not None:
+            return render("refusals/named_deletion", why=named[1])
         return None
 
     def placement(self, command: str, task: str) -> tuple[str | None, str] | None:
@@ -333,14 +317,11 @@ class CommandGuards:
         echoed in quotes that do not close."""
         if _INSTALL.search(obs.command) and _OFFLINE.search(obs.output) and self.policies.on("offline-install"):
             self.offline = True
-            return NO_NETWORK
+            return render("notes/no_network", not_run=False)
         if not self.policies.on("failure-advice"):
             return None
         if obs.syntax_error and _ECHOED_TEXT.search(obs.command):
-            return (
-                "The quotes of your echo do not close. To write a file, write its path on a line, then a fenced "
-                "block with its complete content: nothing in a block needs quoting."
-            )
+            return render("notes/unclosed_echo")
         denied = _NOT_EXECUTABLE.search(obs.output) if obs.exit_code == 126 else None
         # Without an interpreter line, a script run directly is read by the shell: `import: command not found`.
         misread = None if denied else _READ_BY_SHELL.search(obs.output)
@@ -351,14 +332,12 @@ class CommandGuards:
         text = self.read(path)
         if text is None:
             return None
-        lacks = []
-        if denied:
-            lacks.append("is not executable")
         line = INTERPRETER_LINES.get("." + path.rsplit(".", 1)[-1]) if "." in path else None
-        if line and not text.startswith("#!"):
-            lacks.append(f"has no interpreter line (such as `{line}`), which a script run directly needs first")
+        lacks_line = line if line and not text.startswith("#!") else None
+        if not denied and not lacks_line:
+            return None
         # What is missing, not the commands that add it: those would be the task's solution.
-        return f"{path} {' and '.join(lacks)}." if lacks else None
+        return render("notes/script_cannot_run", path=path, not_executable=bool(denied), interpreter_line=lacks_line)
 
     def make_missing_folders(self, command: str) -> str | None:
         """Make the folders of the repository that `command` redirects into and lacks (unless it makes
@@ -377,7 +356,7 @@ class CommandGuards:
         make = '[ -d "$__ac_d" ] || { mkdir -p -- "$__ac_d" && echo "$__ac_d"; }'
         listing = self.sandbox.run(f"for __ac_d in {folders}; do {make}; done").output.splitlines()
         made = [folder for folder in listing if folder in parents]
-        return f"The folder {', '.join(made)} did not exist, so it was made for your redirect." if made else None
+        return render("notes/folder_made", folders=made) if made else None
 
     def before_overwrites(self, command: str) -> Overwritten:
         """What each file `command` writes over with `>`, or adds to with `>>`, holds now, for
@@ -404,15 +383,17 @@ class CommandGuards:
             if not self.policies.on("lossy-overwrite") or (loss := overwrite_loss(old, new, program)) is None:
                 continue
             self.sandbox.write_file(path, old)
-            if path in command.split(">", 1)[0] and not new.strip():
-                why = (
-                    f"the shell empties {path} before {program} reads it. Write the result to another file, "
-                    f"then `mv` it over {path}, or use a ```python block."
+            emptied = path in command.split(">", 1)[0] and not new.strip()
+            notes.append(
+                render(
+                    "notes/overwrite_put_back",
+                    path=path,
+                    loss=loss,
+                    program=program,
+                    emptied_before_read=emptied,
+                    **_line_placement(path, new),
                 )
-            else:
-                why = f"{_line_placement(path, new)}To change the file, write its path on a line, then a fenced "
-                why += "block with its complete new content (for Python, the complete functions you changed)."
-            notes.append(f"`> {path}` {loss}, so {path} was put back as it was. {why}")
+            )
         return notes
 
 
@@ -422,20 +403,13 @@ def _broken_by_append(path: str, old: str, new: str) -> str | None:
     file put back as it was; None otherwise."""
     if not path.endswith(".py") or syntax_error(old) is not None or (error := syntax_error(new)) is None:
         return None
-    return (
-        f"`>> {path}` left {path} unable to parse (SyntaxError: {error.msg}, line {error.lineno}), so {path} was "
-        "put back as it was: lines added at its end are no change of its code. To change a function, write the "
-        "path on a line, then a fenced block with the complete new function."
-    )
+    return render("notes/broken_append", path=path, error=error.msg, line=error.lineno)
 
 
 def already_done(command: str, obs: Observation) -> str | None:
     """A note when a failing command only says its work is done already (so it is no failure), else None."""
     if obs.exit_code == 1 and _COMMIT.search(command) and NOTHING_TO_COMMIT in obs.output:
-        return (
-            "git had nothing to commit: every change is committed already, so this is no failure "
-            "(`git log --stat -1` shows the last commit)."
-        )
+        return render("notes/nothing_to_commit")
     return None
 
 
@@ -449,20 +423,16 @@ def _duplicate_note(path: str, key: str, line: int, added: str) -> str:
     """What an append that set `key` a second time did, and the `sed` that changes the line instead."""
     replacement = re.sub(r"([\\&|])", r"\\\1", added)
     edit = f"sed -i {shlex.quote(f'{line}s|.*|{replacement}|')} {shlex.quote(path)}"  # that line only
-    return (
-        f"`>> {path}` added `{added.strip()}`, but {path} sets {key} already (line {line}), so {path} was put "
-        f"back as it was: a second {key} is not a change of the first. To change line {line} in place: `{edit}`."
-    )
+    return render("notes/duplicate_setting", path=path, added=added.strip(), key=key, line=line, edit=edit)
 
 
-def _line_placement(path: str, written: str) -> str:
-    """The commands that add the one line an overwrite wrote where it was surely meant to go, or ""."""
+def _line_placement(path: str, written: str) -> dict[str, str | None]:
+    """The one line an overwrite wrote, and the commands that add it at the top and at the end of
+    `path` (an interpreter line works only as the first line); None for each where it wrote more."""
     lines = written.splitlines()
     if len(lines) != 1 or not lines[0].strip():
-        return ""
+        return {"line": None, "at_top": None, "at_end": None}
     line = lines[0]
     top = f"`sed -i {shlex.quote('1i ' + line.replace(chr(92), chr(92) * 2))} {shlex.quote(path)}`"
-    if line.startswith("#!"):  # an interpreter line works only as the first line
-        return f"To put `{line}` at the top of {path}: {top}. "
     end = f"`echo {shlex.quote(line)} >> {shlex.quote(path)}`"
-    return f"To add `{line}` at the end of {path}: {end}; at the top: {top}. "
+    return {"line": line, "at_top": top, "at_end": end}

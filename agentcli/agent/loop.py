@@ -78,20 +78,8 @@ CONTEXT_RETRIES = 3
 
 # `python3 -c "import os; for f in ...: ..."`: compound statements cannot follow `;` on one line.
 _ONE_LINE_PYTHON = re.compile(r"^\s*python3?\s+-c\s", re.MULTILINE)
-ONE_LINE_PYTHON_NOTE = (
-    "In `python3 -c`, statements like for, if and with cannot follow `;` on one line. Send the script as a "
-    "```python block instead (it runs as a script, with normal lines and indentation)."
-)
-CHANGE_FIRST = (
-    "The change can be your first reply: the path {path} on a line, then a fenced block with the new code "
-    "(for Python, the complete function or class you change)."
-)
 # A look at the lines of one file, numbered: the definition a task names, shown before the first reply.
 _LINES_LOOK = re.compile(r"^cat -n (\S+) \| sed -n '(\d+),\d+p'$")
-FIX_FIRST = (
-    "The fix can be your first reply: the path {path} on a line, then a fenced block with the corrected code "
-    "(for Python, the complete function you change)."
-)
 # Seconds a command run before the first reply may take (a server started by it is stopped).
 FIRST_LOOK_TIMEOUT = 15.0
 # Seconds a server the model starts in the foreground runs before it is stopped: long enough to
@@ -109,8 +97,6 @@ _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\
 ECHO_WORDS = 6
 # Copied DONE lines in a row, with no command between, that end an attempt as stuck.
 MAX_ECHOES_IN_A_ROW = 3
-# The answer to a DONE that copies what agentcli told the model, before what it copied.
-ECHOED_DONE = "Your DONE line only repeats what agentcli told you, so the task is not done: "
 # Seconds a run must have left for a step to sample more replies for the check to choose from.
 SELECTION_MIN_SECONDS = 60.0
 # Sampling temperature for a second try when a reply repeats an earlier one.
@@ -285,18 +271,18 @@ class Agent:
         advice = None if obs.ok else self.guards.failure_advice(obs)
         # Shown the failure and the code, a small model still plans to "identify the issue" first and
         # greps for it; the fix itself is the reply it can give now.
-        fix = FIX_FIRST.format(path=focus[0]) if focus and not is_test_file(focus[0]) else None
+        fix = render("first_look/fix_first", path=focus[0]) if focus and not is_test_file(focus[0]) else None
         if fix is not None and focus is not None and self._in_definition(focus[0], focus[1]):
             # The function the failure comes from (or that the failing test calls) is shown: the
             # first reply begins its change, as for a definition the task names.
             self.state.shown_definition = (focus[0], focus[1])
         if obs.ok and (lines := _LINES_LOOK.match(command)):
             # Shown the code to change and nothing more, a small model reads it again instead.
-            fix = CHANGE_FIRST.format(path=lines.group(1))
+            fix = render("first_look/change_first", path=lines.group(1))
             self.state.shown_definition = (lines.group(1), int(lines.group(2)))
-        kept = f"It changed {', '.join(changed[:5])}, which agentcli put back as it was." if changed else None
+        kept = render("first_look/put_back", changed=changed[:5]) if changed else None
         notes = [note for note in (kept, focus[2] if focus else None, advice, fix) if note]
-        return f"Before your first reply, agentcli ran `{command}` in the repository:\n{describe_result(obs, notes)}"
+        return render("first_look/result", command=command, result=describe_result(obs, notes))
 
     def resume(self, task: str, at: Resumed) -> Outcome:
         """Go on with a run from the start of step `at.step`: the context as it sent that step's prompt,
@@ -463,13 +449,8 @@ class Agent:
         content, how = new_content(path, before, block, partial=path == begun_in)
         if before is not None and replaces_with_fragment(before, content):
             # "Look at line 15:" and a one-line block: a quote, not the file's new content.
-            shown = len(content.splitlines())
-            return (
-                f"Your block for {path} has {shown} line{'s' * (shown != 1)} but {path} has "
-                f"{len(before.splitlines())}: written over it, it would delete the rest, so nothing was written. "
-                f"To change part of {path}, write its complete new content (for Python, the complete functions "
-                "you changed), or use a one-line `sed -i`."
-            )
+            shown, lines = len(content.splitlines()), len(before.splitlines())
+            return render("refusals/fragment", path=path, shown=shown, lines=lines)
         return write_command(path, content), [f"{how}.", describe_change(path, before, content)]
 
     def _copied(self, text: str) -> str | None:
@@ -564,7 +545,7 @@ class Agent:
         A run in which no command ran at all is never accepted as finished.
         """
         if not self.commands_ran:
-            message = f"Not done yet: you have not run any command. {self._plan_reminder()}"
+            message = render("objections/nothing_ran", reminder=self._plan_reminder())
             self._format_error(message, step, verdict="objection (nothing ran)")
             return
         if self.policies.on("echoed-done") and (echoed := self._echoed(parsed.summary)) is not None:
@@ -576,8 +557,9 @@ class Agent:
                 raise _Stop(
                     "failed", f"stuck: {self.state.echoes_in_a_row} DONE lines in a row copied what agentcli said"
                 )
-            told = f"{ECHOED_DONE}{echoed.removeprefix(ECHOED_DONE)}"
-            message = f"{told} {self._plan_reminder()}"
+            answer = render("objections/echoed_done", copied="", reminder="")  # how the answer begins
+            copied = echoed.removeprefix(answer)
+            message = render("objections/echoed_done", copied=copied, reminder=self._plan_reminder())
             self._format_error(
                 message, step, command_ran=parsed.finish_after_command, verdict="objection (echoed-done)"
             )
@@ -585,7 +567,7 @@ class Agent:
             self._begin_reply(self._unchanged_start() or BEGUN_COMMAND)
             return
         if self.policies.on("step-done") and step_report(parsed.summary):
-            message = f"`DONE:` ends the whole task, not one step of it, and the task goes on. {self._plan_reminder()}"
+            message = render("objections/step_done", reminder=self._plan_reminder())
             self._format_error(message, step, command_ran=parsed.finish_after_command, verdict="objection (step-done)")
             return
         objection = self._finish_objection()
@@ -631,7 +613,7 @@ class Agent:
             (
                 "failed",
                 lambda: (
-                    f"Your last command failed (exit {self.state.last_exit_code})."
+                    render("objections/last_command_failed", exit_code=self.state.last_exit_code)
                     if self.state.last_exit_code != 0
                     else None
                 ),
@@ -653,7 +635,7 @@ class Agent:
                 self.state.questioned.add(key)
                 self.state.objected = name
                 # No "reply DONE again if you are sure": small models take it as the instruction.
-                return f"Not done yet: {problem} {self._plan_reminder()}"
+                return render("objections/not_done", problem=problem, reminder=self._plan_reminder())
             doubts[name] = problem
         self.outcome.doubts = doubts
         return None
@@ -666,16 +648,12 @@ class Agent:
         """
         if not self.state.unchecked:
             return None
-        problem = "Your last command changed files but showed nothing of the result"
         look = check_command(self.state.last_command)
         if look is None:
-            return f"{problem}: check it first (run the program or the tests)."
+            return render("objections/unchecked_change", look=None)
         with self.tree_kept():
             obs = self.repo.run_at_root(look, FIRST_LOOK_TIMEOUT)
-        return (
-            f"{problem}. Here is `{look}`:\n{describe_result(obs)}\n"
-            "Check that it does what the task asks (run the program or the tests), or fix it."
-        )
+        return render("objections/unchecked_change", look=look, result=describe_result(obs))
 
     def _plan_unfinished(self) -> str | None:
         """Small models stop after the first step of a plan: a step without its successful command is a sign."""
@@ -683,7 +661,7 @@ class Agent:
         if due is None:
             return None
         number, text = due
-        return f"step {number} of your plan ({text}) has not been done: no command for it has succeeded."
+        return render("objections/plan_step_undone", number=number, due=text)
 
     def _next_plan_step(self) -> tuple[int, str] | None:
         """The plan step due now (1-based) and its text, at one successful command a step; None past the end.
@@ -700,11 +678,8 @@ class Agent:
 
     def _plan_reminder(self) -> str:
         plan = self.outcome.plan
-        if not plan:
-            return "Continue with the next command."
-        steps = " ".join(f"{i}. {step}." for i, step in enumerate(plan, 1))
-        number, text = self._next_plan_step() or (len(plan), plan[-1])
-        return f"Your plan: {steps} Continue with step {number} ({text}): one command in a bash code block."
+        number, text = self._next_plan_step() or (len(plan), plan[-1] if plan else "")
+        return render("nudges/plan_reminder", plan=plan, number=number, due=text)
 
     def _next_step_hint(self) -> str:
         """What follows each observation: the plan step due now, or the reply format with DONE."""
@@ -713,7 +688,7 @@ class Agent:
             return ""
         # Only the step: a small model copies the hint's words into its reply, and a step is worth copying.
         number, text = due
-        return f"step {number} of your plan: {text}"
+        return render("nudges/next_step", number=number, due=text)
 
     def _act(self, parsed: ParsedReply, step: int) -> None:
         command = parsed.command or ""
@@ -725,9 +700,9 @@ class Agent:
             # Told where the change goes instead, a small model sends its command again: it runs as meant.
             instead, why = placed
             if instead is None:
-                self._format_error(f"Not run: {why}", step, verdict="refused")
+                self._format_error(render("refusals/misplaced", why=why), step, verdict="refused")
                 return
-            command, notes = instead, [*notes, f"{why} So your command ran as `{instead}`."]
+            command, notes = instead, [*notes, render("notes/ran_instead", why=why, command=instead)]
         if parsed.file_write is not None:
             written = self._block_write(parsed, self.state.begun_definition_in)
             if isinstance(written, str):
@@ -751,16 +726,9 @@ class Agent:
             if self.state.refused == command.strip():
                 raise _Stop("failed", "stuck: the same failing command was sent again after it was refused")
             self.state.refused = command.strip()
-            instead = "change it, or try another way."
-            if self.state.failure_at is not None:
-                path, line = self.state.failure_at
-                instead = (
-                    f"fix the code the error comes from ({path} line {line}): write the path {path} on a line, "
-                    "then a fenced block with the corrected code."
-                )
+            path, line = self.state.failure_at or (None, None)
             self._format_error(
-                f"You ran this exact command just before and it failed ({self.state.last_failure}). It would fail "
-                f"the same way, so it was not run again: {instead}",
+                render("refusals/repeated_failure", failure=self.state.last_failure, path=path, line=line),
                 step,
                 verdict="refused (repeat-refusal)",
             )
@@ -775,11 +743,11 @@ class Agent:
             decision = self.approve(command)
             if not decision.run:
                 self.events.emit(Notice(message=f"the user declined: {command.splitlines()[0] if command else ''}"))
-                self.context.add("user", decision.message or "The user declined to run that command.")
+                self.context.add("user", decision.message or render("user/declined", said="", advice=False))
                 return
             if decision.command and decision.command != command:
                 command = decision.command
-                notes = [*notes, f"The user edited your command before running it; it ran as:\n{command}"]
+                notes = [*notes, render("user/edited", command=command)]
         edited = {path: self.repo.read(path) for path in sed_targets(command)}
         # Our own write of a block was judged above; the model's `>` is judged by what it did.
         overwritten = {} if parsed.file_write is not None else self.guards.before_overwrites(command)
@@ -794,16 +762,13 @@ class Agent:
             obs = self.sandbox.run(command, timeout=timeout)
         except KeyboardInterrupt:
             # Keep the history well-formed for a follow-up task: every command gets an answer.
-            self.context.add("user", "[interrupted by the user before the command finished]")
+            self.context.add("user", render("observation/interrupted"))
             raise
         self.commands_ran.append(command)
         self.unrun.after(command)
         settled = already_done(command, obs) if self.policies.on("nothing-to-commit") else None
         if server and obs.timed_out:
-            settled = (
-                f"{server} is a server: it was still serving when stopped after {obs.duration:.0f}s, as a server "
-                "does, so this is no failure; what it printed until then is above."
-            )
+            settled = render("notes/server_stopped", server=server, seconds=obs.duration)
         ok = obs.ok or settled is not None
         if settled is not None:
             notes = [*notes, settled]
@@ -829,7 +794,7 @@ class Agent:
         ):
             notes = [*notes, printed]
         if not obs.ok and _ONE_LINE_PYTHON.search(command) and "SyntaxError" in obs.output:
-            notes = [*notes, ONE_LINE_PYTHON_NOTE]
+            notes = [*notes, render("notes/one_line_python")]
         if not ok and (advice := self.guards.failure_advice(obs)):
             notes = [*notes, advice]
         focus = self._focus(obs)

@@ -27,7 +27,7 @@ def environment() -> Environment:
     )
 
 
-def render(name: str, **values: Any) -> str:
+def render(name: str, /, **values: Any) -> str:
     """The template `name` (`objections/unchecked_change` for prompts/objections/unchecked_change.md)
     filled with `values`. The line end a template file ends with is no part of the text: a text that
     ends with a line end ends with an empty line in its file."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from agentcli.agent.loop import Decision
 from agentcli.errors import UsageError
+from agentcli.prompts import render
 from agentcli.ui.edits import CommandKind, classify
 
 MODES = ("suggest", "auto-edit", "full-auto")
@@ -83,13 +84,8 @@ class Approvals:
         if answer.choice == EDIT:
             edited = answer.text.strip()
             if not edited:
-                return Decision(run=False, message="The user removed the command instead of running it.")
+                return Decision(run=False, message=render("user/removed"))
             return Decision(command=edited)
         if answer.choice == NO:
-            reason = f" They said: {answer.text.strip()}" if answer.text.strip() else ""
-            return Decision(
-                run=False,
-                message=f"The user declined to run that command.{reason} Do not run it again as it was; "
-                "take another way, or reply with `DONE: <summary>` if nothing more should be done.",
-            )
+            return Decision(run=False, message=render("user/declined", said=answer.text.strip(), advice=True))
         return Decision()

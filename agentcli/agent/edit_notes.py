@@ -7,6 +7,7 @@ import shlex
 
 from agentcli.agent.edits import describe_change, described_replacements, literal_substitution
 from agentcli.agent.repo_view import RepoView
+from agentcli.prompts import render
 
 
 def sed_report(repo: RepoView, command: str, before: dict[str, str | None]) -> list[str]:
@@ -22,20 +23,12 @@ def sed_report(repo: RepoView, command: str, before: dict[str, str | None]) -> l
             notes.append(describe_change(path, old, new))
         elif literal is not None and literal[0] == literal[1]:
             # `sed -i 's/recieve/recieve/g'`: the misspelling the task names, written twice.
-            notes.append(
-                f"sed replaced `{literal[0]}` with the same text, so nothing changed in {path}: the "
-                "replacement (between the second and third `/`) must be the new text."
-            )
+            notes.append(render("notes/sed_same_text", text=literal[0], path=path))
         elif literal is not None and literal[0] in old and repo.replace_literally(path, old, *literal):
-            notes.append(
-                f"sed's pattern matched nothing as a regular expression, but occurs in {path} as plain text, "
-                f"so it was replaced as plain text. {describe_change(path, old, repo.read(path) or '')}"
-            )
+            change = describe_change(path, old, repo.read(path) or "")
+            notes.append(render("notes/sed_as_plain_text", path=path, change=change))
         else:
-            notes.append(
-                f"sed changed nothing in {path}: the pattern matched no line. Compare it with `cat -n {path}` "
-                "(in sed's basic syntax, \\( \\) group and . * [ ] are special)."
-            )
+            notes.append(render("notes/sed_matched_nothing", path=path))
     return notes
 
 
@@ -55,5 +48,5 @@ def described_edits(repo: RepoView, reply: str) -> list[str]:
         before = repo.read(path)
         if before is not None and repo.replace_literally(path, before, old, new, every=True):
             change = describe_change(path, before, repo.read(path) or "")
-            notes.append(f"Your reply said to replace `{old}` with `{new}`, so that was done first. {change}")
+            notes.append(render("notes/described_replacement", old=old, new=new, change=change))
     return notes

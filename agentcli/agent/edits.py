@@ -15,6 +15,7 @@ import shlex
 import textwrap
 
 from agentcli.agent.pysource import parse
+from agentcli.prompts import render
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -54,12 +55,12 @@ def new_content(path: str, original: str | None, block: str, *, partial: bool = 
     `partial`: the block holds only the definitions it changes, even if those are all the file has
     (a reply agentcli began with one definition of the file)."""
     if original is None:
-        return block, f"created {path}"
+        return block, render("notes/block_written", path=path, how="created")
     if path.endswith(".py"):
         merged = merge_python(original, block, partial=partial)
         if merged is not None:
-            return merged, f"updated the definitions in {path} that your block holds; the rest of the file is kept"
-    return block, f"rewrote {path} with your block"
+            return merged, render("notes/block_written", path=path, how="merged")
+    return block, render("notes/block_written", path=path, how="rewrote")
 
 
 _DESCRIBED_REPLACEMENT = re.compile(r"\b(?:replace|change)\s+`([^`\n]+)`\s+(?:with|to|by)\s+`([^`\n]*)`", re.IGNORECASE)
@@ -92,13 +93,14 @@ def overwrite_loss(original: str, content: str, program: str) -> str | None:
     if len(kept) < 2:
         return None
     if not content.strip():
-        return "left it empty"
+        return render("notes/overwrite_loss", emptied=True)
     lines = content.splitlines()
     shorter = len(lines) < len(original.splitlines())
     if replaces_with_fragment(original, content) or (
         program in _LINE_WRITERS and shorter and any(line not in lines for line in kept)
     ):
-        return f"replaced its {len(original.splitlines())} lines with {len(content.splitlines())}"
+        before, after = len(original.splitlines()), len(content.splitlines())
+        return render("notes/overwrite_loss", emptied=False, lines_before=before, lines_after=after)
     return None
 
 
@@ -188,15 +190,12 @@ def _merge_by_lines(original: str, new_tree: ast.Module, snippet: str) -> str | 
 def describe_change(path: str, before: str | None, after: str, limit: int = 40) -> str:
     """A short unified diff, so the model sees exactly what its edit did."""
     if before is None:
-        return f"{path}: new file, {len(after.splitlines())} lines"
+        return render("notes/change", path=path, new_file=True, lines=len(after.splitlines()))
     diff = list(
         difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{path}", f"b/{path}", n=1, lineterm="")
     )
-    if not diff:
-        return f"{path}: no change (the block is the same as the file)"
-    shown = diff[:limit]
-    more = f"\n... {len(diff) - limit} more diff lines" if len(diff) > limit else ""
-    return "\n".join(shown) + more
+    more = max(0, len(diff) - limit)
+    return render("notes/change", path=path, new_file=False, diff=diff[:limit], more=more)
 
 
 def _covers(old_tree: ast.Module, new_nodes: list[ast.stmt]) -> bool:

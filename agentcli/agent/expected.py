@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agentcli.agent.tracebacks import is_test_file
+from agentcli.prompts import render
 
 _WRITES_TESTS = re.compile(r"\b(?:write|add|create)\b[^.]*?\btests?\b", re.IGNORECASE)
 MAX_VALUE_CHARS = 300
@@ -101,8 +102,4 @@ def expectation_note(path: str, comparison: Comparison, value: str) -> str | Non
         return None
     expected = f"assert {comparison.expression} == {value}"
     block = comparison.function.replace(comparison.statement, expected, 1) if comparison.function else expected
-    return (
-        f"`{comparison.expression}` gives `{value}` with the code as it is. The task asks for tests of that code, "
-        f"not changes to it: where this is what its docstring says, make the test expect it. Your reply can be:\n"
-        f"{path}\n```python\n{block}\n```"
-    )
+    return render("notes/expectation", expression=comparison.expression, value=value, path=path, block=block)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from agentcli.agent.repo_view import RepoView
 from agentcli.agent.tracebacks import called_names, excerpt, failure_location, is_test_file, numbered
+from agentcli.prompts import render
 
 # What to show for a failing line of a test (its path, text and line), before anything else; None: nothing.
 Offer = Callable[[str, str, int], str | None]
@@ -33,6 +34,7 @@ def failure_focus(repo: RepoView, output: str, offer: Offer) -> tuple[str, int, 
             if found is not None:
                 where, source, (first, last) = found
                 shown = numbered(source, first, last)
-                return where, first, f"The failing line {path}:{line} calls {name}, defined in {where}:\n{shown}"
+                note = render("notes/failing_test_calls", path=path, line=line, name=name, where=where, shown=shown)
+                return where, first, note
     shown = excerpt(text, line)
-    return (path, line, f"The error comes from {path} line {line}:\n{shown}") if shown else None
+    return (path, line, render("notes/error_source", path=path, line=line, shown=shown)) if shown else None

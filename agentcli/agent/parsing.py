@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from agentcli.agent.edits import defined_names, without_comment_lines
 from agentcli.agent.pysource import parse
+from agentcli.prompts import render
 
 # The languages a ```python block is labelled with.
 PYTHON_LANGUAGES = frozenset({"python", "py", "python3"})
@@ -449,7 +450,7 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
         prose_in_block |= had_prose
         blocks.append(block)
     if prose_in_block:
-        reply.notes.append("THOUGHT:/PLAN: lines inside your command block were not run; write them above it.")
+        reply.notes.append(render("notes/prose_in_block"))
     prose = _outside_blocks(clean)
     marker = _FINISH_LINE.search(prose)
     for block in blocks:
@@ -467,7 +468,7 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
         if target and target[0] and is_content and _language_fits(block.language, target[0]):
             reply.file_write = target[0], target[1]
             if len(blocks) > 1:
-                reply.notes.append("Only your first block was used; send one action per reply.")
+                reply.notes.append(render("notes/first_block_only"))
             _finish_after_action(reply, marker)
             return reply
         if block.language in SHELL_LANGUAGES:
@@ -479,7 +480,7 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
         # action (a data task's reply is begun as one); the check comes after it has run. A function
         # or an example before a command is not.
         blocks, shell_blocks = script, []
-        reply.notes.append("Your ```bash block after the Python script was not run: send it next, on its own.")
+        reply.notes.append(render("notes/check_after_script"))
 
     if not shell_blocks:
         if (inline := _INLINE_BLOCK.search(clean)) is not None:
@@ -500,12 +501,8 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
                 # A script written a step a block, prose between: each alone would lose what the one
                 # before it read (a data task's inputs, begun for it); together they are the script.
                 reply.code = lang, "\n".join(b.body.rstrip("\n") + "\n" for b in other)
-                reply.notes.append("Your ```python blocks ran as one script, in order.")
-            reply.error = (
-                f"Your reply had a ```{lang} block but no ```bash block and no file name, so nothing ran. To "
-                "change a file, write its path on the line before the block; to run code, put a shell command "
-                "in a ```bash block, or a Python script in a ```python block."
-            )
+                reply.notes.append(render("notes/python_blocks_joined"))
+            reply.error = render("format_errors/code_without_file", language=lang)
             _finish_after_action(reply, marker)
             return reply
         if marker and not listed:
@@ -516,13 +513,11 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
             # A plan written as a list of `commands` (and often a DONE after it): run the first one.
             reply.command = listed[0]
             if len(listed) > 1 or marker:
-                reply.notes.append(
-                    "Only the first command of your list ran; send one command per reply, in a ```bash block."
-                )
+                reply.notes.append(render("notes/first_listed_command"))
             return reply
         if any(b.language in SHELL_LANGUAGES for b in blocks) and not prose_in_block:
             # "```bash" and "```" with nothing between: the fences are no bare command (`bash`).
-            reply.error = "Your ```bash block was empty, so nothing ran: put one shell command inside it."
+            reply.error = render("format_errors/empty_block")
             return reply
         if (bare := _bare_command(clean)) is not None:
             reply.command = bare
@@ -531,15 +526,7 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
             reply.finished = True
             reply.summary = _first_sentence(prose)
             return reply
-        reply.error = (
-            "No command found. Reply with exactly one shell command in a ```bash block, "
-            "or with a line `DONE: <summary>` if the task is complete."
-        )
-        if prose_in_block:
-            reply.error = (
-                "Your ```bash block held only THOUGHT:/PLAN: lines, which are not commands, so nothing ran. "
-                "Write your thought as a sentence above the block, and put one real shell command inside it."
-            )
+        reply.error = render("format_errors/only_prose_in_block" if prose_in_block else "format_errors/no_command")
         return reply
 
     first = shell_blocks[0]
@@ -549,19 +536,12 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
     if invented is not None:
         # `python3 -m pytest` and then `[exit 0 · 0.4s]` and "2 passed": output imagined after the command.
         command = "\n".join(lines[:invented]).strip("\n")
-        reply.notes.append(
-            f"The lines from `{lines[invented].strip()}` on in your block were output you wrote yourself, so they "
-            "were not run: only the command above them ran. Its real output follows."
-        )
+        reply.notes.append(render("notes/invented_output", first_line=lines[invented].strip()))
         fence = "```"
         reply.history_text = f"{clean[: first.start]}{fence}bash\n{command}\n{fence}".strip()
     if _PLACEHOLDER.match(command):
         # The reply format's `<one shell command>` copied with words of the model's own.
-        reply.error = (
-            f"Your ```bash block held {command.strip()}, a description in angle brackets, not a command, so "
-            "nothing ran. Write the real command itself, e.g. `python3 -m pytest -q` or `cat -n FILE`; to change "
-            "a file, write its path on a line, then a fenced block with its new content."
-        )
+        reply.error = render("format_errors/placeholder", placeholder=command.strip())
         return reply
     if _FINISH_COMMAND.match(command.strip()):
         reply.finished = True
@@ -578,16 +558,13 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
         # A small model writes its whole plan as one commented script, fix guessed before the
         # failure is seen; run the first step, and let the history show a reply of one step.
         command = step
-        reply.notes.append(
-            "Your block was a script of several commented steps; only the first ran, so you see its result "
-            "before the next. Send the next step on its own."
-        )
+        reply.notes.append(render("notes/first_step_only"))
         fence = "```"
         reply.history_text = f"{clean[: first.start]}{fence}bash\n{step}\n{fence}".strip()
     if _is_python(command):
         # `import re` and `def parse_duration(...)` in a ```bash block: bash would stop at the first `(`.
         reply.code = "python", command
-        reply.notes.append("Your ```bash block held Python code, not shell commands, so it was taken as Python.")
+        reply.notes.append(render("notes/python_in_bash_block"))
         _finish_after_action(reply, marker)
         return reply
     reply.command = command
@@ -597,12 +574,9 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
     if earlier and earlier[0].body.strip():
         reply.code = "python", earlier[0].body
     if not first.closed:
-        reply.notes.append("Your command block was not closed with ```; it was run as written.")
+        reply.notes.append(render("notes/unclosed_block"))
     if len(shell_blocks) > 1:
-        reply.notes.append(
-            f"Only the first command ran; the other {len(shell_blocks) - 1} command block(s) were ignored. "
-            "Send one command per reply."
-        )
+        reply.notes.append(render("notes/first_command_only", ignored=len(shell_blocks) - 1))
     _finish_after_action(reply, marker)
     return reply
 

@@ -17,6 +17,7 @@ from agentcli.agent.parsing import PYTHON_LANGUAGES, ParsedReply, echoed_file, e
 from agentcli.agent.pysource import parse
 from agentcli.agent.repo_view import RepoView
 from agentcli.policies import Policies
+from agentcli.prompts import render
 
 # A script's interpreter line (the suffixes of the scripts each interpreter runs: SCRIPT_SUFFIXES).
 _INTERPRETER_LINE = re.compile(r"#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+)?(bash|sh|zsh|python3?|node)\b")
@@ -45,10 +46,7 @@ class Placer:
         elif command is not None and (written := echoed_file(command)) is not None:
             # The file rewritten one `echo` at a time, from memory: as a block it is spliced instead.
             parsed.command, parsed.file_write = None, written
-            parsed.notes.append(
-                f"Your echo lines were taken as a block for {written[0]}. Next time write the path on a line, "
-                "then a fenced block with the code."
-            )
+            parsed.notes.append(render("notes/echo_as_block", path=written[0]))
         elif command is not None and (program := echoed_program(command)) is not None:
             self._echoed_program(parsed, *program)
         elif (
@@ -88,7 +86,7 @@ class Placer:
             path, names = home
             parsed.file_write = path, block
             parsed.error = None
-            parsed.notes.append(f"Your block named no file; {path} defines {names}, so it went there.")
+            parsed.notes.append(render("notes/block_to_defining_file", path=path, names=names))
             return
         if parsed.command is not None:
             return  # beside a command, code no file defines is an illustration, not a script to run
@@ -103,14 +101,11 @@ class Placer:
         if parse(block) is None and _SHELL_COMMAND.match(block.lstrip()):
             # ```python around `python -c '...'` or `cat data.json`: the command, not a script.
             parsed.command, parsed.error = block, None
-            parsed.notes.append("Your ```python block holds a shell command, not Python, so it ran as one.")
+            parsed.notes.append(render("notes/shell_in_python_block"))
             return
         parsed.command = python_script_command(block)
         parsed.error = None
-        parsed.notes.append(
-            "Your ```python block named no file, so it ran as a script (python3, in the repository). To change "
-            "a file instead, write its path on the line before the block."
-        )
+        parsed.notes.append(render("notes/python_block_ran"))
 
     def _echoed_code(self, parsed: ParsedReply, code: str) -> None:
         """`echo` lines that print definitions one file of the repository has: that file's edit."""
@@ -118,10 +113,7 @@ class Placer:
             return
         path, names = home
         parsed.command, parsed.file_write = None, (path, code)
-        parsed.notes.append(
-            f"Your echo lines only printed code, which writes no file. {path} defines {names}, so "
-            f"the code went there. Next time write the path {path} on a line, then a fenced block with the code."
-        )
+        parsed.notes.append(render("notes/echoed_code", path=path, names=names))
 
     def _echoed_program(self, parsed: ParsedReply, code: str, path: str, rest: str) -> None:
         """One `echo "` printing Python code over several lines (its quotes broken by the code's own, or
@@ -131,15 +123,9 @@ class Placer:
         if target is None:
             return
         parsed.command, parsed.file_write = rest or None, (target, code)
-        parsed.notes.append(
-            f"Your echo of Python code was taken as a block for {target}: an echo breaks on the code's own quotes. "
-            f"Next time write the path {target} on a line, then a fenced block with the code."
-        )
+        parsed.notes.append(render("notes/echoed_program", path=target))
 
 
 def asked_script_note(block: str, script: str) -> str:
     """What the model is told when its block with no file named became the script the task asks for."""
-    return (
-        f"{block} named no file, so it was written to {script}, the script the task asks for. "
-        "Next time write the path on a line, then the fenced block."
-    )
+    return render("notes/asked_script", block=block, script=script)

@@ -13,6 +13,8 @@ import re
 import shlex
 from collections.abc import Callable
 
+from agentcli.prompts import render
+
 # The command writes the file itself: its output goes there, not to the screen.
 _WRITES = r"(?:>>?|\btee(?:\s+-a)?)\s*['\"]?{path}['\"]?(?![\w./-])"
 _HEREDOC_START = re.compile(r"<<-?\s*['\"]?\w+['\"]?\s*$")
@@ -84,8 +86,5 @@ def printed_not_written(command: str, output: str, asked: list[str], read: Calla
             continue
         held = read(path) or ""
         if _same_result(path, output, held) is False:
-            return (
-                f"This printed a result of the kind {path} should hold, but {path} does not hold it: the task "
-                f"asks for it in the file. To write it there, run:\n```bash\n{redirected(command, path)}\n```"
-            )
+            return render("notes/printed_not_written", path=path, command=redirected(command, path))
     return None

@@ -12,6 +12,7 @@ import shlex
 
 from agentcli.agent.edits import python_script_command, without_comment_lines
 from agentcli.agent.pysource import parse
+from agentcli.prompts import render
 
 EDITORS = {"vim", "vi", "nvim", "nano", "emacs", "pico", "micro", "joe", "gedit", "code"}
 PAGERS = {"less", "more", "most"}
@@ -29,10 +30,7 @@ def repair(command: str) -> tuple[str, str | None]:
         return script
     if placeholder := _PLACEHOLDER_CD.match(command):
         rest = command[placeholder.end() :]
-        note = (
-            f"`cd {placeholder.group(1)}` is a placeholder, not a folder here (your shell starts in the "
-            "repository), so the rest of your command ran in the current folder."
-        )
+        note = render("notes/placeholder_cd", placeholder=placeholder.group(1))
         return (rest, note) if rest.strip() else ("pwd", note)
     # "# Open the file" above `nano textstats.py`: the comment is no part of the command.
     bare = without_comment_lines(command).strip()
@@ -46,13 +44,10 @@ def repair(command: str) -> tuple[str, str | None]:
     files = [w for w in words[1:] if not w.startswith(("-", "+"))]
     if program in EDITORS:
         shown = " ".join(shlex.quote(f) for f in files)
-        note = (
-            f"{program} is interactive and cannot run here, so the file is shown instead. To change a file, "
-            "use `sed -i`, or write its path on a line followed by a fenced block with the new content."
-        )
+        note = render("notes/editor", program=program)
         return (f"cat -n {shown}" if files else "ls", note)
     if program in PAGERS and files:
-        return f"cat -n {' '.join(shlex.quote(f) for f in files)}", f"{program} is a pager; used cat -n instead."
+        return f"cat -n {' '.join(shlex.quote(f) for f in files)}", render("notes/pager", program=program)
     return command, None
 
 
@@ -77,10 +72,7 @@ def one_line_python(command: str) -> tuple[str, str] | None:
     if quoted is not None and "'" in quoted.group(1):
         code, redirect = quoted.group(1), [part for part in quoted.group(2, 3) if part]
         if _parses(code):
-            note = (
-                "The quotes inside your single-quoted `python3 -c` program ended it early for the shell, so "
-                f"it ran as this script (next time, send a ```python block):\n{code}"
-            )
+            note = render("notes/quotes_ended_program", script=code)
             return _script_run(code + "\n", redirect), note
     else:
         try:
@@ -108,10 +100,7 @@ def one_line_python(command: str) -> tuple[str, str] | None:
     text = "\n".join("    " * level + line for level, line in _result_printed_once(statements)) + "\n"
     if not _parses(text):
         return None
-    note = (
-        "`python3 -c` cannot hold `with`, `for` or `if` after `;`, so your one-liner ran as this script "
-        f"(next time, send a ```python block):\n{text}"
-    )
+    note = render("notes/one_liner_as_script", script=text)
     return _script_run(text, redirect), note
 
 

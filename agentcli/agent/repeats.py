@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from agentcli.agent.begun import read_file
+from agentcli.prompts import render
 from agentcli.sandbox.base import Observation
 
 # How many commands back an output counts as just seen: older ones may have been summarised away.
@@ -40,13 +41,7 @@ class RecentOutputs:
         if earlier is None or len(obs.output) < MIN_CHARS:
             return None
         lines = obs.output.count("\n") + (not obs.output.endswith("\n"))
-        when = "before your first reply" if earlier == 0 else f"at step {earlier}"  # step 0: agentcli's look
-        shown = dataclasses.replace(obs, output=f"(the same {lines} lines as {when}, above)")
-        note = f"This printed exactly what it printed {when}: reading it again moves nothing on."
-        if read := read_file(key):
-            path = read[0]
-            note += (
-                f" If {path} needs a change, write the path {path} on a line, then a fenced block with its new "
-                "code (for Python, the complete functions you change)."
-            )
-        return shown, note
+        # Step 0: agentcli's look before the first reply.
+        shown = dataclasses.replace(obs, output=render("observation/same_output", lines=lines, step=earlier))
+        read = read_file(key)
+        return shown, render("notes/same_output", step=earlier, path=read[0] if read else None)

@@ -6,6 +6,8 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from agentcli.prompts import render
+
 # Timings, addresses and counters differ between runs of the same command: `added 3`, then `added 4`
 # from a command sent over and over with another in between is the same going round.
 _VOLATILE = re.compile(r"\b0x[0-9a-fA-F]+\b|\d+(?:\.\d+)?")
@@ -70,10 +72,6 @@ class StuckDetector:
 
     @staticmethod
     def advice(reason: str) -> str:
+        """What the model is told of a nudge: the pattern seen (`reason`), and the way out of it."""
         kind = reason.split(":", 1)[0]
-        hints = {
-            "repeat": "Running it again will not change the result. Try something different.",
-            "alternating": "Going back and forth will not change the result. Step back and try another approach.",
-            "errors": "Read the last error message carefully, then try a simpler command or a different approach.",
-        }
-        return f"[note] You seem stuck ({reason.split(': ', 1)[1]}). {hints[kind]}"
+        return render("nudges/stuck", kind=kind, reason=reason.split(": ", 1)[1])

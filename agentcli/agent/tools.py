@@ -11,6 +11,7 @@ from typing import Any
 
 from agentcli.agent.parsing import ParsedReply, extract_plan, safe_path
 from agentcli.models.base import ToolCall
+from agentcli.prompts import render
 
 
 def _tool(name: str, description: str, **properties: str) -> dict[str, Any]:
@@ -29,18 +30,14 @@ def _tool(name: str, description: str, **properties: str) -> dict[str, Any]:
 
 
 ACTION_TOOLS = [
-    _tool(
-        "bash",
-        "Run one shell command in the repository; you see its exit code and output.",
-        command="The command (no editors, prompts or servers left running; there is no network).",
-    ),
+    _tool("bash", render("tools/bash"), command=render("tools/bash_command")),
     _tool(
         "write_file",
-        "Write a file of the repository. For a Python file, content holding only the functions you change is enough.",
-        path="The file's path, relative to the repository.",
-        content="The file's complete new content.",
+        render("tools/write_file"),
+        path=render("tools/write_file_path"),
+        content=render("tools/write_file_content"),
     ),
-    _tool("finish", "The task is done and checked.", summary="What you did, in a sentence."),
+    _tool("finish", render("tools/finish"), summary=render("tools/finish_summary")),
 ]
 FENCE = "```"
 
@@ -65,10 +62,10 @@ def parsed_call(call: ToolCall, text: str) -> ParsedReply:
     """The action a tool call asks for; `text` is how the reply reads (see `call_text`)."""
     reply = ParsedReply(text=text, plan=extract_plan(text))
     if call.more:
-        reply.notes.append(f"Only your first tool call ran; the other {call.more} did not. Make one call per reply.")
+        reply.notes.append(render("notes/first_call_only", more=call.more))
     arguments = call.arguments
     if arguments is None:
-        reply.error = f"The arguments of your {call.name} call were not a JSON object, so nothing ran."
+        reply.error = render("format_errors/arguments_not_object", tool=call.name)
         return reply
     values = {key: value for key, value in arguments.items() if isinstance(value, str)}
     if call.name == "bash" and values.get("command", "").strip():
@@ -78,8 +75,7 @@ def parsed_call(call: ToolCall, text: str) -> ParsedReply:
     elif call.name == "finish":
         reply.finished, reply.summary = True, values.get("summary", "").strip()
     elif call.name in ("bash", "write_file"):
-        needs = "a command" if call.name == "bash" else "a relative path inside the repository and the content"
-        reply.error = f"Your {call.name} call needs {needs}, so nothing ran."
+        reply.error = render("format_errors/call_lacks", tool=call.name)
     else:
-        reply.error = f"There is no tool {call.name!r}: call bash, write_file or finish."
+        reply.error = render("format_errors/no_such_tool", tool_repr=repr(call.name))
     return reply

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from agentcli.agent.pysource import parse
+from agentcli.prompts import render
 
 # Python: `  File "/work/report/summary.py", line 15, in revenue_by_customer`; also in pytest's `E`
 # lines, where a SyntaxError of an imported module says where it is.
@@ -81,7 +82,7 @@ def without_library_frames(output: str) -> str:
     dropped = len(_LIBRARY_FRAMES.findall(output))
     if dropped < 2:
         return output
-    marker = [f"[{dropped} frames in Python's library and installed packages left out]\n"]
+    marker = [render("observation/frames_left_out", count=dropped)]
     return _LIBRARY_FRAMES.sub(lambda _: marker.pop() if marker else "", output)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 
 from agentcli.agent.checking import SCRIPT_SUFFIXES, SHELL_AND_PYTHON_SCRIPTS, runs_script
 from agentcli.agent.tracebacks import is_test_file
+from agentcli.prompts import render
 
 
 class UnrunScripts:
@@ -38,9 +39,5 @@ class UnrunScripts:
                 run = f"bash {path}" if path.endswith(SCRIPT_SUFFIXES["bash"]) else f"python3 {path}"
                 # Its size in the words: each version of the script is objected to once.
                 lines = text.count("\n") + (not text.endswith("\n"))
-                return (
-                    f"{path} ({lines} line{'s' * (lines != 1)}), the script the task asks for, has not run since "
-                    f"it was last changed: run it (`{run}`, with the arguments the task gives it) and check that "
-                    "it prints what the task asks."
-                )
+                return render("objections/unrun_script", path=path, lines=lines, run=run)
         return None

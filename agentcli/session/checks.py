@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from agentcli.agent.tracebacks import TEST_FILE, without_library_frames
 from agentcli.context.summary import cut_middle
+from agentcli.prompts import render
 from agentcli.sandbox.base import Observation, Sandbox
 
 PYTEST = "python3 -m pytest -x -q -p no:cacheprovider"
@@ -48,7 +49,7 @@ def failing_tests(sandbox: Sandbox, command: str, timeout: float = TEST_TIMEOUT)
     if obs.timed_out or obs.exit_code not in FAILING or "No module named pytest" in obs.output:
         return None
     output = _TIMING.sub("", without_library_frames(obs.output).strip())
-    return f"the repository's tests fail (`{command}`):\n{cut_middle(output, SHOWN_CHARS)}"
+    return render("objections/failing_tests", command=command, output=cut_middle(output, SHOWN_CHARS))
 
 
 # pytest's summary of what failed: `FAILED test_cart.py::test_total - ...`, `ERROR tests/test_cart.py`.
@@ -84,13 +85,14 @@ def failing_command(
         return None
     if not obs.ok:
         advice = advise(obs) if advise else None
-        failure = f"`{command}`, which the task names, still fails (exit {obs.exit_code}):\n{output}"
-        return f"{failure}\n{advice}" if advice else failure
+        return render(
+            "objections/command_fails", command=command, exit_code=obs.exit_code, output=output, advice=advice
+        )
     # What it printed before the task already is how it behaves now, not what the task asks ("`calc 2 2`
     # prints `5`" in a bug report).
     described = before is not None and expected is not None and expected in before.output
     if expected is not None and expected not in obs.output and not described:
-        return f"`{command}` should print `{expected}`, as the task says, but it prints:\n{output}"
+        return render("objections/command_prints_otherwise", command=command, expected=expected, output=output)
     return None
 
 
@@ -131,4 +133,4 @@ def failing_examples(sandbox: Sandbox, paths: list[str], timeout: float = EXAMPL
     if obs.timed_out or obs.ok or "Failed example:" not in obs.output:
         return None  # a module doctest cannot import on its own (relative imports) says nothing
     output = without_library_frames(obs.output).strip()
-    return f"the examples in the docstrings fail (`{command}`):\n{cut_middle(output, SHOWN_CHARS)}"
+    return render("objections/failing_examples", command=command, output=cut_middle(output, SHOWN_CHARS))

@@ -19,6 +19,7 @@ from agentcli.agent.expected import only_tests
 from agentcli.agent.loop import FIRST_LOOK_TIMEOUT
 from agentcli.agent.pysource import syntax_error
 from agentcli.agent.tracebacks import excerpt, is_test_file
+from agentcli.prompts import render
 from agentcli.repo import checkpoint as cp
 from agentcli.repo.overview import list_files
 from agentcli.sandbox.base import Observation, Sandbox
@@ -68,10 +69,7 @@ def nothing_changed(s: TaskState) -> str | None:
     if cp.moved_since(s.root, s.checkpoint):
         return None
     # Said done after only looking, a small model needs the way to make a change as much as the news.
-    return (
-        "No file in the repository has changed yet, so the task is not done. To change a file, write its path "
-        "on a line, then a fenced block with its new content (for Python, the complete functions you change)."
-    )
+    return render("objections/nothing_changed")
 
 
 def output_problems(root: Path, outputs: list[str], task: str) -> str | None:
@@ -80,7 +78,7 @@ def output_problems(root: Path, outputs: list[str], task: str) -> str | None:
     for name in outputs:
         text = untrusted.try_read_text(root, name)
         if text is None:
-            return f"{name}, which the task names, does not exist: write it (the task's result goes in that file)."
+            return render("objections/output_missing", name=name)
         if problem := output_problem(name, text, task, only_output=len(outputs) == 1):
             return problem
         for check in (copied_input, dropped_key):
@@ -96,7 +94,7 @@ def empty_new_file(s: TaskState) -> str | None:
     for status, path in cp.changed_paths(s.root, s.checkpoint):
         found = untrusted.lstat(s.root, path)
         if status == "A" and found is not None and stat.S_ISREG(found.st_mode) and found.st_size == 0:
-            return f"{path} was created but is empty: write its content."
+            return render("objections/empty_new_file", path=path)
     return None
 
 
@@ -109,7 +107,7 @@ def broken_python(s: TaskState) -> str | None:
             continue
         if (e := syntax_error(text)) is not None:
             shown = excerpt(text, e.lineno or 0)
-            return f"{path} no longer parses (SyntaxError: {e.msg}, line {e.lineno}):\n{shown}"
+            return render("objections/broken_python", path=path, error=e.msg, line=e.lineno, shown=shown)
     return None
 
 
@@ -127,10 +125,7 @@ def changed_code_under_test(s: TaskState) -> str | None:
         return None
     # The file as the task found it, the user's own uncommitted edits included.
     back = " && ".join(f"git show {s.checkpoint.tree}:{shlex.quote(p)} > {shlex.quote(p)}" for p in changed)
-    return (
-        f"the task asks for tests of the code as it is, and {', '.join(changed)} was changed: put it back "
-        f"(`{back}`) and make the tests expect what the code does."
-    )
+    return render("objections/code_under_test_changed", changed=changed, put_back=back)
 
 
 def staged_not_committed(s: TaskState) -> str | None:
@@ -141,11 +136,7 @@ def staged_not_committed(s: TaskState) -> str | None:
     staged = cp.staged_since(s.root, s.checkpoint)
     if not staged:
         return None
-    shown = ", ".join(staged[:5]) + (f" and {len(staged) - 5} more" if len(staged) > 5 else "")
-    return (
-        f'Changes are staged but not committed ({shown}): commit them with `git commit -m "<message>"`, '
-        "or unstage them if the task asks for no commit."
-    )
+    return render("objections/staged_not_committed", staged=staged)
 
 
 def left_uncommitted(s: TaskState) -> str | None:
@@ -159,11 +150,7 @@ def left_uncommitted(s: TaskState) -> str | None:
     left = [(entry, path) for entry in entries if (path := entry[3:].strip('"')) not in own]
     if not left:
         return None
-    shown = ", ".join(f"`{entry.strip()}`" for entry, _ in left[:5])
-    return (
-        f"The task asks for a commit, and `git status --short` still shows {shown}: commit what belongs to the "
-        "change, or add to .gitignore what git should not track."
-    )
+    return render("objections/left_uncommitted", entries=[entry.strip() for entry, _ in left[:5]])
 
 
 def no_commit(s: TaskState) -> str | None:
@@ -173,10 +160,7 @@ def no_commit(s: TaskState) -> str | None:
         return None
     if cp.moved_since(s.root, s.checkpoint):
         return None
-    none = "The task asks for a commit, and none has been made yet:"
-    if not cp.changed_paths(s.root, s.checkpoint):
-        return f"{none} make the change the task asks for, then commit it."
-    return f"{none} `git add` what the change is made of, then `git commit`."
+    return render("objections/no_commit", changed=bool(cp.changed_paths(s.root, s.checkpoint)))
 
 
 def failing_tests_now(s: TaskState, sandbox: Sandbox | None, notify: Notify, kept: TreeKept) -> str | None:

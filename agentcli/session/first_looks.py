@@ -12,16 +12,13 @@ from __future__ import annotations
 import re
 import shlex
 
+from agentcli.prompts import render
 from agentcli.session.checks import test_command
 
 MAX_LOOKS = 2
 # A task that names a data file is best done with a Python script: a small model gets awk, cut and
 # jq wrong on quoted CSV fields, JSON and log lines, and says it is done.
 _DATA_FILE = re.compile(r"[\w./-]+\.(?:csv|tsv|json|jsonl|ndjson|log|xml|ya?ml)\b", re.IGNORECASE)
-DATA_HINT = (
-    "Tip: for reading or writing data files like {name}, reply with a ```python block (a Python script using "
-    "the csv or json module, run in the repository) rather than shell text tools."
-)
 TESTS = "python3 -m pytest -q --tb=short -p no:cacheprovider"
 # Text the task quotes between backticks.
 QUOTED = re.compile(r"`([^`\n]+)`")
@@ -161,7 +158,7 @@ def task_hint(task: str, looks: list[str]) -> str:
     nothing of the kind.)
     """
     named = data_task_files(task, looks)
-    return DATA_HINT.format(name=named[0]) if named else ""
+    return render("first_look/data_hint", name=named[0]) if named else ""
 
 
 def data_task_files(task: str, looks: list[str]) -> list[str]:

@@ -16,8 +16,10 @@ import io
 import json
 import re
 from collections.abc import Callable
+from functools import partial
 
 from agentcli.context.summary import cut_middle
+from agentcli.prompts import render
 from agentcli.session.first_looks import QUOTED
 
 # A file name in a task: a path ending in an extension that names a file, not a version or "e.g.".
@@ -29,8 +31,6 @@ _NAMED_FILE = re.compile(
 )
 # A header the task quotes: `status,count`; or the columns it lists: "the columns id, name, email".
 _QUOTED_HEADER = re.compile(r"^[\w .-]+(?:,[\w .-]+)+$")
-# Shell text tools get data formats wrong; the objection says what gets them right.
-_PYTHON_WRITES = "A ```python block using the {module} module writes it reliably."
 # What a task says of its one result: "Write just the number to todo_count.txt", "copied exactly as one line".
 _NUMBER_ONLY = re.compile(r"\b(?:just|only) (?:the|a) (?:number|count|total)\b", re.IGNORECASE)
 _ONE_LINE = re.compile(r"\b(?:as|on|in) (?:one|a single) line\b", re.IGNORECASE)
@@ -95,7 +95,7 @@ def copied_input(name: str, text: str, task: str, read: Callable[[str], str | No
         return None
     for named in _named_files(task):
         if named != name and (read(named) or "").strip() == text.strip():
-            return f"{name} is a copy of {named}: write the result the task asks for, not its input unchanged."
+            return render("objections/copied_input", name=name, source=named)
     return None
 
 
@@ -116,10 +116,7 @@ def dropped_key(name: str, text: str, task: str, read: Callable[[str], str | Non
         if given is None:
             continue
         if lost := _lost_key(given, result):
-            return (
-                f"{name} has no `{'.'.join(lost)}`, which {named} has: where both files hold an object, merge "
-                "it key by key, do not replace it whole."
-            )
+            return render("objections/dropped_key", name=name, key=".".join(lost), source=named)
     return None
 
 
@@ -151,22 +148,19 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
         return None  # the content the task gives for it, word for word ("x.json containing just `{}`")
     only_output = only_output and not is_program(name)
     if only_output and lines and _NUMBER_ONLY.search(task) and not re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", text):
-        return f"{name} should hold just the number, as the task says, but it holds: {cut_middle(text.strip(), 200)}"
+        return render("objections/not_just_a_number", name=name, text=cut_middle(text.strip(), 200))
     if only_output and len(lines) > 1 and _ONE_LINE.search(task):
-        count = len(lines)
-        return (
-            f"{name} should be one line, as the task says, but it has {count}: choose the one line the task asks for."
-        )
+        return render("objections/not_one_line", name=name, count=len(lines))
+    # Shell text tools get data formats wrong; the objection says what gets them right.
+    malformed = partial(render, "objections/malformed_output", name=name)
     if name.lower().endswith(".json"):
         try:
             value = json.loads(text)
         except ValueError as e:
-            return f"{name} is not valid JSON ({e}). {_PYTHON_WRITES.format(module='json')}"
+            return malformed(problem="invalid_json", error=e, module="json")
         if value in ({}, [], None, ""):
             # `echo '{}' > merged.json`: a placeholder for the result, not the result.
-            return f"{name} holds only `{text.strip()}`, no data: write the result the task asks for. " + (
-                _PYTHON_WRITES.format(module="json")
-            )
+            return malformed(problem="empty_json", text=text.strip(), module="json")
         return None
     if not name.lower().endswith(".csv"):
         return None
@@ -176,19 +170,14 @@ def output_problem(name: str, text: str, task: str, *, only_output: bool = True)
     widths = [len(row) for row in rows]
     odd = next((i for i, width in enumerate(widths) if width < 2 or width != widths[0]), None)
     if odd is not None:
-        shown = lines[odd].strip()
-        problem = f"{name} is not comma-separated CSV with the same columns on every line: line {odd + 1} is `{shown}`."
-        return f"{problem} {_PYTHON_WRITES.format(module='csv')}"
+        return malformed(problem="ragged_csv", line=odd + 1, text=lines[odd].strip(), module="csv")
     if len(lines) == 1:
-        return f"{name} has only the line `{lines[0].strip()}` and no rows: write the rows the task asks for. " + (
-            _PYTHON_WRITES.format(module="csv")
-        )
+        return malformed(problem="no_rows", text=lines[0].strip(), module="csv")
     header, first = _expected_header(task), lines[0].strip()
     if header is not None and first != header:
-        problem = f"the first line of {name} should be the header `{header}`, as the task says, but it is `{first}`."
-        return f"{problem} {_PYTHON_WRITES.format(module='csv')}"
+        return malformed(problem="wrong_header", header=header, text=first, module="csv")
     if (again := next((i for i, line in enumerate(lines[1:], 2) if line.strip() == first), None)) is not None:
-        return f"the header `{first}` of {name} is there again as line {again}: it belongs on the first line only."
+        return render("objections/header_again", header=first, name=name, line=again)
     return _unsorted_rows(name, rows, task)
 
 
@@ -215,12 +204,7 @@ def _unsorted_rows(name: str, rows: list[list[str]], task: str) -> str | None:
     descending = _DESCENDING.search(said) is not None
     if keys == sorted(keys, reverse=descending):  # type: ignore[type-var]
         return None
-    order = "descending" if descending else "ascending"
-    return (
-        f"the rows of {name} should be sorted by {header[column]} ({order}), as the task says, but they are in the "
-        f"order {', '.join(values[:8])}{', ...' if len(values) > 8 else ''}. Sort the rows before writing them, "
-        f"after the header, e.g. with `sorted(...)` in a ```python block."
-    )
+    return render("objections/unsorted_rows", name=name, column=header[column], descending=descending, values=values)
 
 
 # Files whose text is a program: what the task says it prints is not what they hold.
@@ -310,19 +294,6 @@ def missing_name(names: dict[str, str], repository_text: str) -> str | None:
     for name, form in names.items():
         if not _holds(repository_text, name):
             owner, _, value = name.rpartition("=")
-            if form.startswith("default ") and owner:
-                problem = (
-                    f"The task gives `{owner}` the default {value}, but no file defines it so (`{owner} = {value}` "
-                    f'or `"{owner}": {value}`, beside the others like it)'
-                )
-            elif form.startswith("default "):
-                problem = f"The default {value}, which the task gives, is in no file yet"
-            else:
-                what = f"`{form}`" if form == name else f"`{name}` (of `{form}`)"
-                problem = f"{what}, which the task introduces, is in no file yet"
-            return (
-                f"{problem}: the change the task asks for is not made. "
-                "Change the code where it belongs: write the file's path on a line, then a fenced block with its "
-                "new content (for Python, the complete functions you change)."
-            )
+            default = value if form.startswith("default ") else None
+            return render("objections/missing_name", name=name, form=form, owner=owner, default=default)
     return None

@@ -15,6 +15,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from agentcli.prompts import render
 from agentcli.sandbox.base import Sandbox
 from agentcli.session.checks import run_quietly
 from agentcli.session.definitions import WORD, named_definitions
@@ -162,13 +163,14 @@ def failing_raise_examples(sandbox: Sandbox, examples: RaiseExamples, timeout: f
     calls = [json.loads(line[len(MARK) :]) for line in obs.output.splitlines() if line.startswith(MARK)]
     if not calls:
         return None
-    wrong = "\n".join(f"- `{c['call']}` {c['what']}" for c in calls)
-    how = f"Make each of these raise {examples.error}."
-    if typed := next((c for c in calls if c["what"].startswith("raises TypeError")), None):
-        # Told only to raise the error, a small model sends its `width <= 0` check again.
-        test = f"isinstance({typed['name']}, {typed['kinds'] or '...'})"
-        how = (
-            "The TypeError comes from using the value before its type is checked: check the type first, "
-            f"e.g. `if not {test}: raise {examples.error}(...)`, then the rest."
-        )
-    return f"the bad input {examples.source} gives ({examples.quoted}) does not raise {examples.error}:\n{wrong}\n{how}"
+    # Told only to raise the error, a small model sends its `width <= 0` check again: a TypeError is
+    # answered with the type check that goes first.
+    typed = next((c for c in calls if c["what"].startswith("raises TypeError")), None)
+    return render(
+        "objections/no_raise",
+        source=examples.source,
+        quoted=examples.quoted,
+        error=examples.error,
+        calls=calls,
+        typed=typed,
+    )

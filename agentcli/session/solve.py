@@ -53,6 +53,7 @@ from agentcli.events import (
 from agentcli.models.base import Model, ModelError, ModelUnavailable
 from agentcli.models.resolve import create_routed_model, default_model_name
 from agentcli.policies import Policies, reads_task
+from agentcli.prompts import render
 from agentcli.repo import checkpoint as cp
 from agentcli.repo import publish
 from agentcli.repo.git import GitError
@@ -727,12 +728,8 @@ def _taken_back(number: int, why: str, commands: list[str]) -> str:
     """What the next attempt is told of one taken back: how it ended and its last commands. Sampling
     alone makes a small model's fresh attempt repeat the first, or fall apart; told what went wrong,
     it can take another way."""
-    shown = [_gist(command) for command in commands[-SHOWN_COMMANDS:]]
-    ran = "; ".join(f"`{gist}`" for gist in shown if gist) or "no command"
-    return (
-        f"Attempt {number} at this task was taken back (the repository is as it was before it): it {why}. "
-        f"Its last commands: {ran}. Take another way this time."
-    )
+    shown = [gist for command in commands[-SHOWN_COMMANDS:] if (gist := _gist(command))]
+    return render("first_look/attempt_taken_back", number=number, why=why, commands=shown)
 
 
 def _gist(command: str) -> str:

@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 
 from agentcli.agent.pysource import parse
 from agentcli.agent.tracebacks import is_test_file
+from agentcli.prompts import render
 
 # Reads of one file: `cat F`, `head F`, `cat -n F | sed -n '16,30p'`, `sed -n '16,30p' F`.
 _READ = re.compile(
@@ -58,8 +59,9 @@ def change_start(path: str, text: str, line: int | None) -> BegunChange | None:
     if language == "bash":
         # A shell block is a command to run unless it starts as a script does.
         first = text.partition("\n")[0]
-        return BegunChange(f"{path}\n```bash\n{first if first.startswith('#!') else '#!/bin/bash'}\n", False)
-    return BegunChange(f"{path}\n```{language}\n{head}", bool(head))
+        interpreter = first if first.startswith("#!") else "#!/bin/bash"
+        return BegunChange(render("begun/change", path=path, language="bash", head=f"{interpreter}\n"), False)
+    return BegunChange(render("begun/change", path=path, language=language, head=head), bool(head))
 
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef

@@ -101,8 +101,6 @@ MAX_ECHOES_IN_A_ROW = 3
 SELECTION_MIN_SECONDS = 60.0
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
-# How a reply begun for a command starts.
-BEGUN_COMMAND = "```bash\n"
 # Finish checks whose objections the code answers (nothing changed yet, the tests, the examples, the
 # bad input the task gives): after one, where the task's definition was shown first, the next reply
 # begins its change.
@@ -564,7 +562,7 @@ class Agent:
                 message, step, command_ran=parsed.finish_after_command, verdict="objection (echoed-done)"
             )
             # Sampled afresh, the 1.5B copies the objection again: a begun command it cannot copy.
-            self._begin_reply(self._unchanged_start() or BEGUN_COMMAND)
+            self._begin_reply(self._unchanged_start() or render("begun/command"))
             return
         if self.policies.on("step-done") and step_report(parsed.summary):
             message = render("objections/step_done", reminder=self._plan_reminder())
@@ -586,7 +584,7 @@ class Agent:
             elif _OFFERED_COMMAND.search(objection):
                 # Offered the command to send, the 1.5B answers DONE again or copies the objection as
                 # prose; in a begun bash block, the command is what it copies.
-                self._begin_reply(BEGUN_COMMAND)
+                self._begin_reply(render("begun/command"))
             return
         raise _Stop("finished", "the model declared the task finished", parsed.summary)
 

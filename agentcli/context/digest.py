@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcli.models.base import Message
+from agentcli.prompts import render
 
 # What a reply proposes, as the agent's reply protocol reads it: its command (None: none), and whether
 # it says the task is finished. The agent supplies it; the context knows no reply format of its own.
@@ -116,24 +117,19 @@ class Digest:
         return text
 
     def _text(self, keep: int, files: int = 40, errors: int = 6) -> str:
-        lines: list[str] = []
         shown = self.steps[len(self.steps) - keep :] if keep else []
-        omitted = len(self.steps) - len(shown)
-        lines.append("Commands run (step: command -> result):")
-        if omitted:
-            lines.append(f"  ({omitted} earlier steps not listed)")
-        for step in shown:
-            command = _one_line(step.command) if step.command else "-"
-            lines.append(f"  {step.number}: {command} -> {step.status}")
-        if self.files:
-            paths = list(self.files)
-            more = f" (and {len(paths) - files} more)" if len(paths) > files else ""
-            lines.append("Files written: " + ", ".join(paths[-files:]) + more)
-        if self.open_errors:
-            lines.append("Errors still open:")
-            for command, error in list(self.open_errors.items())[-errors:]:
-                lines.append(f"  {_one_line(command)}: {error or 'failed'}")
-        return "\n".join(lines)
+        paths = list(self.files)
+        return render(
+            "context/digest",
+            omitted=len(self.steps) - len(shown),
+            steps=[
+                {"number": s.number, "command": _one_line(s.command) if s.command else "-", "status": s.status}
+                for s in shown
+            ],
+            files=paths[-files:],
+            more_files=max(0, len(paths) - files),
+            errors=[(_one_line(command), error) for command, error in list(self.open_errors.items())[-errors:]],
+        )
 
 
 def _one_line(command: str) -> str:

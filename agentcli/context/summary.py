@@ -73,8 +73,8 @@ class ModelSummarizer:
             prompt = render(
                 "summary",
                 task=cut_middle(request.task, 2000),
-                plan="\n".join(f"{i}. {s}" for i, s in enumerate(request.plan, 1)) or "(none written)",
-                previous="\n".join(f"- {fact}" for fact in request.previous) or "(none yet)",
+                plan=request.plan,
+                previous=request.previous,
                 steps=render_steps(request.steps, request.first_step, per_message, request.read_reply),
                 lines=str(request.max_lines),
             )
@@ -128,11 +128,15 @@ def merge_facts(kept: list[str], new: list[str], relevant: str, fits) -> list[st
     return facts
 
 
-def cut_middle(text: str, limit: int, note: str = "characters cut") -> str:
-    """`text` if it has at most `limit` characters, else its head and tail with a marker between."""
+def cut_middle(text: str, limit: int, note: str | None = None) -> str:
+    """`text` if it has at most `limit` characters, else its head and tail with a marker between that
+    says how much was cut (`note`: what the marker says of it; by default, only that it was cut)."""
     if len(text) <= limit:
         return text
     head = limit * 2 // 3
     tail = limit - head
     omitted = len(text) - head - tail
-    return f"{text[:head]}\n[... {omitted:,} {note} ...]\n{text[len(text) - tail :]}"
+    if note is None:
+        note = render("context/cut_note", part=None, to_fit=False)
+    marker = render("context/cut", whole=False, count=omitted, note=note)
+    return f"{text[:head]}\n{marker}\n{text[len(text) - tail :]}"

@@ -31,6 +31,7 @@ from agentcli.context.tokens import TokenCounter, model_window
 from agentcli.errors import UsageError
 from agentcli.events import ContextCompacted, Event
 from agentcli.models.base import Message, Model
+from agentcli.prompts import render
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -153,8 +154,6 @@ class ContextWindow:
     def check_task(self, task: str, workdir: str) -> None:
         """For a strict window (a budget the user set): fail at once if `task` leaves no room for steps."""
         if self.strict:
-            from agentcli.prompts import render
-
             self.check_pinned(render("system", workdir=workdir), render("task", task=task.strip(), context=""))
 
     def check_pinned(self, system: str, task: str) -> None:
@@ -259,12 +258,12 @@ class ContextWindow:
         system_tokens = self.counter.messages([self.system])
         if self.pinned_tokens > target:
             keep = max(64, target - system_tokens)
-            self.task = {"role": "user", "content": self._cut_to(self.task["content"], keep, "of the task text")}
+            self.task = {"role": "user", "content": self._cut_to(self.task["content"], keep, "task")}
         if self.pinned_tokens > target:
             keep = max(64, target - self.counter.messages([self.task]))
             self.system = {
                 "role": "system",
-                "content": self._cut_to(self.system["content"], keep, "of the system prompt"),
+                "content": self._cut_to(self.system["content"], keep, "system"),
             }
         self._set_summary(self.summary)
         if self.tokens() < before:
@@ -321,20 +320,15 @@ class ContextWindow:
         self._compacted(count, before, fallback=fallback)
 
     def _summary_block(self, facts: list[str], digest: str) -> str:
-        parts = [
-            f"[Steps 1-{self.folded_steps} were folded into these notes to save room; "
-            "full command outputs stay in their saved files.]"
-        ]
-        if self.requests:
-            later = "\n".join(f"- {cut_middle(r.removeprefix(_TASK_PREFIX).strip(), 600)}" for r in self.requests[-3:])
-            parts.append("Later tasks from the user (the last is current):\n" + later)
-        if self.plan:
-            parts.append("Current plan:\n" + "\n".join(f"{i}. {step}" for i, step in enumerate(self.plan, 1)))
-        if facts:
-            parts.append("Facts:\n" + "\n".join(f"- {fact}" for fact in facts))
-        if digest:
-            parts.append(digest)
-        return "\n".join(parts)
+        requests = [cut_middle(r.removeprefix(_TASK_PREFIX).strip(), 600) for r in self.requests[-3:]]
+        return render(
+            "context/folded_notes",
+            folded=self.folded_steps,
+            requests=requests,
+            plan=self.plan,
+            facts=facts,
+            digest=digest,
+        )
 
     def _update_notes(self, folded: list[Message], first: int) -> bool:
         """Fold `folded` into the notes; True when the summary model failed and only the digest was updated.
@@ -404,11 +398,12 @@ class ContextWindow:
                 self._fit_pinned()
             self._compacted(0, before, fallback=True)
 
-    def _cut_to(self, text: str, tokens: int, what: str = "") -> str:
-        """Head and tail of `text` within about `tokens` tokens, with a note of what was cut."""
-        note = f"characters{' ' + what if what else ''} cut to fit the context window"
+    def _cut_to(self, text: str, tokens: int, part: str | None = None) -> str:
+        """Head and tail of `text` within about `tokens` tokens, with a note of what was cut (`part`: the
+        task or the system prompt, for the note)."""
+        note = render("context/cut_note", part=part, to_fit=True)
         if tokens <= 0:
-            return f"[{len(text):,} {note}]"
+            return render("context/cut", whole=True, count=len(text), note=note)
         limit = len(text)
         for _ in range(6):
             current = self.counter.text(text)

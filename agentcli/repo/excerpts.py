@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agentcli import untrusted
 from agentcli.models.base import estimate_tokens
+from agentcli.prompts import render
 from agentcli.repo.ranking import mentioned_files, mentioned_identifiers, stem_matches
 
 # Beyond this size a file is never read whole for the overview.
@@ -41,10 +42,15 @@ class Excerpt:
     shown: int  # lines shown: all of them, or the head
 
     def render(self) -> str:
-        fence = "````" if "```" in self.text else "```"
-        language = _FENCE_LANGUAGE.get(Path(self.path).suffix, "")
-        note = "" if self.shown == self.lines else f" (first {self.shown} of {self.lines} lines)"
-        return f"{self.path}{note}:\n{fence}{language}\n{self.text.rstrip(chr(10))}\n{fence}"
+        return render(
+            "first_look/excerpt",
+            path=self.path,
+            shown=self.shown,
+            lines=self.lines,
+            fence="````" if "```" in self.text else "```",
+            language=_FENCE_LANGUAGE.get(Path(self.path).suffix, ""),
+            text=self.text.rstrip("\n"),
+        )
 
 
 def read_text(root: Path, relative: str) -> str | None:

@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 from agentcli.config import Settings
+from agentcli.prompts import render
 from agentcli.repo.excerpts import is_code, select_excerpts
 
 MAX_LISTED_FILES = 60
@@ -24,14 +25,10 @@ def repository_overview(root: Path, task: str, settings: Settings) -> str:
     ranked map of the code's symbols within `repo_map_tokens` (left out when every code file is shown)."""
     files = list_files(root)
     if not files:
-        return "The repository is empty."
-    shown = files[:MAX_LISTED_FILES]
-    more = f"\n… and {len(files) - len(shown)} more files" if len(files) > len(shown) else ""
-    parts = [f"Files in the repository ({len(files)}):\n" + "\n".join(shown) + more]
+        return render("first_look/overview", count=0)
     excerpts = select_excerpts(root, files, task, settings.file_view_tokens)
-    if excerpts:
-        parts.append("Current contents of the main files:\n\n" + "\n\n".join(e.render() for e in excerpts))
     whole = {e.path for e in excerpts if e.shown == e.lines}
+    code_map = ""
     if settings.repo_map_tokens > 0 and any(is_code(f) and f not in whole for f in files):
         try:
             from agentcli.repo.repomap import build_repo_map
@@ -40,6 +37,10 @@ def repository_overview(root: Path, task: str, settings: Settings) -> str:
         except Exception as e:  # the map is a help, never a reason to fail a run
             log.debug("repository map unavailable: %s", e)
             code_map = ""
-        if code_map.strip():
-            parts.append("Map of the code (most relevant first):\n" + code_map.strip())
-    return "\n\n".join(parts)
+    return render(
+        "first_look/overview",
+        count=len(files),
+        shown=files[:MAX_LISTED_FILES],
+        excerpts=[e.render() for e in excerpts],
+        code_map=code_map.strip(),
+    )

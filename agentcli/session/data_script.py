@@ -12,6 +12,7 @@ import json
 import keyword
 from pathlib import PurePosixPath
 
+from agentcli.prompts import render
 from agentcli.session.first_looks import data_task_files
 
 # How each kind of input is read, and the variable it is read into where the task names one input.
@@ -36,14 +37,13 @@ def script_start(task: str, files: list[str], outputs: list[str], looks: list[st
         return None
     modules = {_READERS[PurePosixPath(name).suffix.lower()][0] for name in inputs}
     modules |= {_WRITERS.get(PurePosixPath(name).suffix.lower()) for name in outputs}
-    lines = [f"import {module}" for module in sorted(m for m in modules if m)]
     used: set[str] = set()
+    reads = []
     for name in inputs:
         module, read, single = _READERS[PurePosixPath(name).suffix.lower()]
         variable = _variable(name, single if len(inputs) == 1 else None, used)
-        newline = ', newline=""' if module == "csv" else ""
-        lines += ["", f"with open({json.dumps(name)}{newline}) as f:", f"    {variable} = {read}"]
-    return "```python\n" + "\n".join(lines).lstrip("\n") + "\n"
+        reads.append({"name": json.dumps(name), "csv": module == "csv", "variable": variable, "read": read})
+    return render("begun/data_script", modules=sorted(m for m in modules if m), inputs=reads)
 
 
 def _variable(path: str, preferred: str | None, used: set[str]) -> str:

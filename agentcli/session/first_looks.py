@@ -123,7 +123,7 @@ def substitution_start(task: str) -> str:
     text = replaced_text(task)
     if text is None or not re.fullmatch(r"[\w -]+", text):
         return ""
-    return f"```bash\nsed -i 's/{text}/"
+    return render("begun/substitution", text=text)
 
 
 def search_look(text: str) -> str:

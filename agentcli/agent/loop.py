@@ -875,7 +875,9 @@ class Agent:
         self.events.emit(FormatError(step=step, message=message, count=self.state.format_errors, verdict=verdict))
         if self.state.format_errors >= self.limits.max_format_errors:
             raise _Stop("failed", f"{self.state.format_errors} replies in a row had no usable command")
-        self.context.add("user", message if command_ran else render("format_error", error=message.rstrip()))
+        self.context.add(
+            "user", message if command_ran else render("format_errors/no_command_ran", error=message.rstrip())
+        )
 
     # -- limits ---------------------------------------------------------------------------------
 

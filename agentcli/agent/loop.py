@@ -41,6 +41,7 @@ from agentcli.agent.parsing import (
     without_plan,
 )
 from agentcli.agent.placing import Placer
+from agentcli.agent.plan_progress import PlanProgress
 from agentcli.agent.printed import printed_not_written
 from agentcli.agent.repair import repair
 from agentcli.agent.repeats import RecentOutputs
@@ -52,6 +53,7 @@ from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
 from agentcli.agent.tracebacks import is_test_file
 from agentcli.agent.unrun import UnrunScripts
+from agentcli.agent.verdicts import Malformed, Objected, Refused, Rejected
 from agentcli.context.window import Context, ContextWindow
 from agentcli.events import (
     CommandFinished,
@@ -110,12 +112,6 @@ CODE_OBJECTIONS = frozenset({"unchanged", "tests", "examples", "raises"})
 OUTPUT_OBJECTION = "outputs"
 # A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
 _OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|bash|python3?) [^`\n]+`")
-# A plan step that looks rather than changes: its command counts as done even when it fails.
-_OBSERVING_STEP = re.compile(
-    r"^\W*(?:run|re-?run|reproduce|execute|test|try|check|verify|confirm|inspect|read|look|view|list|find|"
-    r"search|identify|examine|review|show|print|cat|see|understand)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass
@@ -381,13 +377,16 @@ class Agent:
             self.outcome.plan = parsed.plan
             self.context.set_plan(parsed.plan)
             self.events.emit(PlanUpdated(steps=parsed.plan))
-        if parsed.finished:
-            self._finish(parsed, step)
-        elif parsed.command is not None or parsed.file_write is not None:
-            self._act(parsed, step)
-        else:
-            error = parsed.error or "no command found"
-            self._format_error(f"{error} {self._plan_reminder()}" if self.outcome.plan else error, step)
+        try:
+            if parsed.finished:
+                self._finish(parsed)
+            elif parsed.command is not None or parsed.file_write is not None:
+                self._act(parsed, step)
+            else:
+                error = parsed.error or "no command found"
+                raise Malformed(f"{error} {self._progress().reminder()}" if self.outcome.plan else error)
+        except Rejected as rejected:
+            self._tell(rejected, step)
 
     def _read_reply(self, reply: Reply, text: str) -> ParsedReply:
         """The action a reply asks for, its code with no file placed (see agent.placing)."""
@@ -536,16 +535,14 @@ class Agent:
 
         return on_token
 
-    def _finish(self, parsed: ParsedReply, step: int) -> None:
+    def _finish(self, parsed: ParsedReply) -> None:
         """Accept the model's "done", unless something says otherwise; each objection is raised once.
 
         Small models often declare a task done after merely looking at it, or right after a failure.
         A run in which no command ran at all is never accepted as finished.
         """
         if not self.commands_ran:
-            message = render("objections/nothing_ran", reminder=self._plan_reminder())
-            self._format_error(message, step, verdict="objection (nothing ran)")
-            return
+            raise Objected(render("objections/nothing_ran", reminder=self._progress().reminder()), "nothing ran")
         if self.policies.on("echoed-done") and (echoed := self._echoed(parsed.summary)) is not None:
             # "DONE: No file in the repository has changed yet, so the task is not done": no claim.
             # The message it copied, not our answer to an earlier copy of it again and again.
@@ -557,22 +554,15 @@ class Agent:
                 )
             answer = render("objections/echoed_done", copied="", reminder="")  # how the answer begins
             copied = echoed.removeprefix(answer)
-            message = render("objections/echoed_done", copied=copied, reminder=self._plan_reminder())
-            self._format_error(
-                message, step, command_ran=parsed.finish_after_command, verdict="objection (echoed-done)"
-            )
+            message = render("objections/echoed_done", copied=copied, reminder=self._progress().reminder())
             # Sampled afresh, the 1.5B copies the objection again: a begun command it cannot copy.
             self._begin_reply(self._unchanged_start() or render("begun/command"))
-            return
+            raise Objected(message, "echoed-done", command_ran=parsed.finish_after_command)
         if self.policies.on("step-done") and step_report(parsed.summary):
-            message = render("objections/step_done", reminder=self._plan_reminder())
-            self._format_error(message, step, command_ran=parsed.finish_after_command, verdict="objection (step-done)")
-            return
+            message = render("objections/step_done", reminder=self._progress().reminder())
+            raise Objected(message, "step-done", command_ran=parsed.finish_after_command)
         objection = self._finish_objection()
         if objection is not None:
-            # After a command, its observation already stands; the objection follows it.
-            verdict = f"objection ({POLICY_OF_CHECK.get(self.state.objected, self.state.objected)})"
-            self._format_error(objection, step, command_ran=parsed.finish_after_command, verdict=verdict)
             if self.state.objected in CODE_OBJECTIONS and self.state.shown_definition is not None:
                 # Told what its code still gets wrong, the 1.5B answers DONE again: the definition it
                 # was shown first is where the change goes.
@@ -585,7 +575,9 @@ class Agent:
                 # Offered the command to send, the 1.5B answers DONE again or copies the objection as
                 # prose; in a begun bash block, the command is what it copies.
                 self._begin_reply(render("begun/command"))
-            return
+            # After a command, its observation already stands; the objection follows it.
+            about = POLICY_OF_CHECK.get(self.state.objected, self.state.objected)
+            raise Objected(objection, about, command_ran=parsed.finish_after_command)
         raise _Stop("finished", "the model declared the task finished", parsed.summary)
 
     def _unchanged_start(self) -> str:
@@ -618,7 +610,7 @@ class Agent:
             ),
             ("unchecked", self._unchecked_change),
             ("unrun", self.unrun.objection),
-            ("plan", self._plan_unfinished),
+            ("plan", lambda: self._progress().unfinished()),
             *self.finish_checks,
         ]
         doubts: dict[str, str] = {}
@@ -633,7 +625,7 @@ class Agent:
                 self.state.questioned.add(key)
                 self.state.objected = name
                 # No "reply DONE again if you are sure": small models take it as the instruction.
-                return render("objections/not_done", problem=problem, reminder=self._plan_reminder())
+                return render("objections/not_done", problem=problem, reminder=self._progress().reminder())
             doubts[name] = problem
         self.outcome.doubts = doubts
         return None
@@ -653,87 +645,11 @@ class Agent:
             obs = self.repo.run_at_root(look, FIRST_LOOK_TIMEOUT)
         return render("objections/unchecked_change", look=look, result=describe_result(obs))
 
-    def _plan_unfinished(self) -> str | None:
-        """Small models stop after the first step of a plan: a step without its successful command is a sign."""
-        due = self._next_plan_step()
-        if due is None:
-            return None
-        number, text = due
-        return render("objections/plan_step_undone", number=number, due=text)
-
-    def _next_plan_step(self) -> tuple[int, str] | None:
-        """The plan step due now (1-based) and its text, at one successful command a step; None past the end.
-
-        Small models told only "continue" start the plan over, or declare it done after its first step.
-        """
-        plan, done = self.outcome.plan, self.state.commands_since_plan
-        return (done + 1, plan[done]) if done < len(plan) else None
-
-    def _observing_step_due(self) -> bool:
-        """Whether the step due is one of looking (run the tests, reproduce): done once it ran, even failing."""
-        due = self._next_plan_step()
-        return due is not None and _OBSERVING_STEP.search(due[1]) is not None
-
-    def _plan_reminder(self) -> str:
-        plan = self.outcome.plan
-        number, text = self._next_plan_step() or (len(plan), plan[-1] if plan else "")
-        return render("nudges/plan_reminder", plan=plan, number=number, due=text)
-
-    def _next_step_hint(self) -> str:
-        """What follows each observation: the plan step due now, or the reply format with DONE."""
-        due = self._next_plan_step()
-        if due is None:
-            return ""
-        # Only the step: a small model copies the hint's words into its reply, and a step is worth copying.
-        number, text = due
-        return render("nudges/next_step", number=number, due=text)
+    def _progress(self) -> PlanProgress:
+        return PlanProgress(self.outcome.plan, self.state.commands_since_plan)
 
     def _act(self, parsed: ParsedReply, step: int) -> None:
-        command = parsed.command or ""
-        notes = parsed.notes
-        command, repaired = repair(command)
-        if repaired:
-            notes = [*notes, repaired]
-        if (placed := self.guards.placement(command, self.state.task)) is not None:
-            # Told where the change goes instead, a small model sends its command again: it runs as meant.
-            instead, why = placed
-            if instead is None:
-                self._format_error(render("refusals/misplaced", why=why), step, verdict="refused")
-                return
-            command, notes = instead, [*notes, render("notes/ran_instead", why=why, command=instead)]
-        if parsed.file_write is not None:
-            written = self._block_write(parsed, self.state.begun_definition_in)
-            if isinstance(written, str):
-                self._format_error(written, step, verdict="refused (fragment)")
-                return
-            # A command sent beside the edit (the tests, usually) runs right after it.
-            command = written[0] + (f"\n{command}" if command.strip() else "")
-            notes = [*written[1], *notes]
-        refusal = self.guards.refusal(command, self.state.task)
-        if refusal is not None:
-            self._format_error(refusal, step, verdict="refused")
-            return
-        if (
-            command.strip() == self.state.last_command
-            and self.state.last_failure
-            and self.policies.on("repeat-refusal")
-        ):
-            # Nothing ran since: the same command fails the same way, and a small model that sees it
-            # fail again only sends it again. Name what to do instead, as concretely as possible;
-            # sent once more after that, the run is stuck (and a fresh attempt has a better chance).
-            if self.state.refused == command.strip():
-                raise _Stop("failed", "stuck: the same failing command was sent again after it was refused")
-            self.state.refused = command.strip()
-            path, line = self.state.failure_at or (None, None)
-            self._format_error(
-                render("refusals/repeated_failure", failure=self.state.last_failure, path=path, line=line),
-                step,
-                verdict="refused (repeat-refusal)",
-            )
-            if self.state.failure_at is not None:
-                # Told to fix the code at that line, a small model sends the failing command once more.
-                self._begin_change(*self.state.failure_at)
-            return
+        command, notes = self._command_to_run(parsed)
         self.state.format_errors = 0
         self.state.refused = ""
         self.state.echoes_in_a_row = 0
@@ -775,7 +691,7 @@ class Agent:
             # next-step hint sends the model to redo them); a Python script is the whole plan as code.
             script = parsed.code is not None and parsed.file_write is None
             self.state.commands_since_plan += len(self.outcome.plan) if script else command_lines(command)
-        elif self._observing_step_due():
+        elif self._progress().observing_due():
             self.state.commands_since_plan += 1
         self.state.unchecked = only_changes(command)
         self.state.last_exit_code = 0 if ok else obs.exit_code if not obs.timed_out else 124
@@ -813,11 +729,14 @@ class Agent:
             notes = [*notes, note]
             if (read := read_file(command)) is not None:
                 self._begin_change(*read)
-        self.context.add("user", format_observation(shown, notes, self._next_step_hint()))
+        self.context.add("user", format_observation(shown, notes, self._progress().hint()))
         if obs.ok and not parsed.finish_after_command and (summary := printed_done(command, obs.output)) is not None:
             parsed.finish_after_command, parsed.summary = True, summary
         if parsed.finish_after_command and obs.ok:
-            self._finish(parsed, step)
+            try:
+                self._finish(parsed)
+            except Objected as objected:  # told now: the stuck check below follows it
+                self._tell(objected, step)
         self.stuck.record(command, obs.output, obs.exit_code)
         verdict = self.stuck.check() if self.policies.on("stuck") else None
         if verdict is not None:
@@ -826,6 +745,48 @@ class Agent:
                 raise _Stop("failed", f"stuck: {reason}")
             self.events.emit(Nudge(step=step, reason=reason))
             self.context.add("user", StuckDetector.advice(reason))
+
+    def _command_to_run(self, parsed: ParsedReply) -> tuple[str, list[str]]:
+        """The command a reply comes to once repaired, placed and its block written, and the notes on it;
+        raises Refused where a guard will not run it."""
+        notes = parsed.notes
+        command, repaired = repair(parsed.command or "")
+        if repaired:
+            notes = [*notes, repaired]
+        if (placed := self.guards.placement(command, self.state.task)) is not None:
+            # Told where the change goes instead, a small model sends its command again: it runs as meant.
+            instead, why = placed
+            if instead is None:
+                raise Refused(render("refusals/misplaced", why=why))
+            command, notes = instead, [*notes, render("notes/ran_instead", why=why, command=instead)]
+        if parsed.file_write is not None:
+            written = self._block_write(parsed, self.state.begun_definition_in)
+            if isinstance(written, str):
+                raise Refused(written, "fragment")
+            # A command sent beside the edit (the tests, usually) runs right after it.
+            command = written[0] + (f"\n{command}" if command.strip() else "")
+            notes = [*written[1], *notes]
+        refusal = self.guards.refusal(command, self.state.task)
+        if refusal is not None:
+            raise Refused(refusal)
+        if (
+            command.strip() == self.state.last_command
+            and self.state.last_failure
+            and self.policies.on("repeat-refusal")
+        ):
+            # Nothing ran since: the same command fails the same way, and a small model that sees it
+            # fail again only sends it again. Name what to do instead, as concretely as possible;
+            # sent once more after that, the run is stuck (and a fresh attempt has a better chance).
+            if self.state.refused == command.strip():
+                raise _Stop("failed", "stuck: the same failing command was sent again after it was refused")
+            self.state.refused = command.strip()
+            path, line = self.state.failure_at or (None, None)
+            if self.state.failure_at is not None:
+                # Told to fix the code at that line, a small model sends the failing command once more.
+                self._begin_change(*self.state.failure_at)
+            message = render("refusals/repeated_failure", failure=self.state.last_failure, path=path, line=line)
+            raise Refused(message, "repeat-refusal")
+        return command, notes
 
     def _begin_reply(self, start: str, definition_in: str | None = None) -> bool:
         """Begin the next reply with `start`, where the model can go on from it (see agent.begun);
@@ -868,15 +829,19 @@ class Agent:
             obs = self.repo.run_at_root(compared.command, timeout=10)
         return expectation_note(path, compared, obs.output) if obs.ok else None
 
-    def _format_error(self, message: str, step: int, *, command_ran: bool = False, verdict: str = "") -> None:
+    def _tell(self, rejected: Rejected, step: int) -> None:
+        """Tell the model why its reply was not carried out (and the user, in one line)."""
+        message = rejected.message
         # Our own words, for `_echoed`: the plan the reminder quotes is the model's.
-        self.state.told.append(message.replace(self._plan_reminder(), ""))
+        self.state.told.append(message.replace(self._progress().reminder(), ""))
         self.state.format_errors += 1
-        self.events.emit(FormatError(step=step, message=message, count=self.state.format_errors, verdict=verdict))
+        self.events.emit(
+            FormatError(step=step, message=message, count=self.state.format_errors, verdict=rejected.label)
+        )
         if self.state.format_errors >= self.limits.max_format_errors:
             raise _Stop("failed", f"{self.state.format_errors} replies in a row had no usable command")
         self.context.add(
-            "user", message if command_ran else render("format_errors/no_command_ran", error=message.rstrip())
+            "user", message if rejected.command_ran else render("format_errors/no_command_ran", error=message.rstrip())
         )
 
     # -- limits ---------------------------------------------------------------------------------

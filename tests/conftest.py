@@ -204,3 +204,13 @@ def _sigint_as_it_was(request):
     if after is not before:
         signal.signal(signal.SIGINT, before)
         warnings.warn(f"{request.node.nodeid} left SIGINT handled by {after!r}; put back", stacklevel=1)
+
+
+def pytest_configure(config):
+    """A test run started in the background by a non-interactive shell (`pytest ... &`) begins with
+    SIGINT ignored, and every child inherits that through exec, so the Ctrl-C tests' agentcli would
+    ignore Ctrl-C. A handler, unlike SIG_IGN, is reset to the default in a child: install Python's."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

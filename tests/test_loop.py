@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.agent.checking import check_command, only_changes
+from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.loop import Agent, RunLimits
 from agentcli.agent.stuck import StuckDetector
 from agentcli.events import (
@@ -158,7 +159,10 @@ def test_finish_check_objects_once(host):
     seen: list[Event] = []
     replies = ["```bash\ntrue\n```", "DONE: looked", "DONE: looked again"]
     agent = Agent(
-        ScriptedModel(replies), host, EventBus([seen.append]), finish_checks=[("unchanged", lambda: "Nothing changed.")]
+        ScriptedModel(replies),
+        host,
+        EventBus([seen.append]),
+        finish_checks=[DoneCheck("unchanged", lambda: "Nothing changed.", code=True)],
     )
     outcome = agent.run("task")
     assert outcome.status == "finished" and outcome.steps == 3
@@ -171,7 +175,13 @@ def test_a_done_line_the_model_s_script_prints_is_its_done(host):
     seen: list[Event] = []
     script = '```python\nopen("out.csv", "w").write("b\\na\\n")\nprint("DONE: wrote out.csv")\n```'
     replies = [script, "```bash\nsort -o out.csv out.csv\n```\nDONE: sorted"]
-    checks = [("outputs", lambda: None if (host.repo / "out.csv").read_text() == "a\nb\n" else "out.csv is unsorted.")]
+    checks = [
+        DoneCheck(
+            "outputs",
+            lambda: None if (host.repo / "out.csv").read_text() == "a\nb\n" else "out.csv is unsorted.",
+            output=True,
+        )
+    ]
     outcome = Agent(ScriptedModel(replies), host, EventBus([seen.append]), finish_checks=checks).run("task")
     assert outcome.status == "finished" and outcome.summary == "sorted" and outcome.steps == 2
     assert next(e.message for e in seen if isinstance(e, FormatError)).startswith("Not done yet: out.csv is unsorted.")
@@ -990,7 +1000,7 @@ def test_a_done_that_copies_agentclis_objection_is_no_finish(host):
     agent = Agent(ScriptedModel(replies), host, EventBus([seen.append]))
     unchanged = "No file in the repository has changed yet, so the task is not done."
     readme = Path(host.workdir) / "README.md"
-    agent.finish_checks = [("unchanged", lambda: None if readme.exists() else unchanged)]
+    agent.finish_checks = [DoneCheck("unchanged", lambda: None if readme.exists() else unchanged, code=True)]
     outcome = agent.run("fix the typo")
     errors = [e.message for e in seen if isinstance(e, FormatError)]
     assert errors[0] == f"Not done yet: {unchanged} Continue with the next command."
@@ -1067,7 +1077,7 @@ def test_done_lines_that_keep_copying_agentclis_answer_end_the_attempt_as_stuck(
     replies = ["```bash\nls\n```", "DONE: fixed", objection, copied, again, "```bash\necho never asked\n```"]
     agent = Agent(ScriptedModel(replies), host, EventBus())
     unchanged = "No file in the repository has changed yet, so the task is not done."
-    agent.finish_checks = [("unchanged", lambda: unchanged)]
+    agent.finish_checks = [DoneCheck("unchanged", lambda: unchanged, code=True)]
     outcome = agent.run("fix the typo")
     assert outcome.status == "failed"
     assert outcome.reason == "stuck: 3 DONE lines in a row copied what agentcli said"
@@ -1080,7 +1090,7 @@ def test_a_done_copying_agentcli_is_followed_by_a_begun_command(host):
     model = ScriptedModel(replies, continues_replies=True)
     agent = Agent(model, host, EventBus())
     readme = Path(host.workdir) / "README.md"
-    agent.finish_checks = [("unchanged", lambda: None if readme.exists() else unchanged)]
+    agent.finish_checks = [DoneCheck("unchanged", lambda: None if readme.exists() else unchanged, code=True)]
     outcome = agent.run("fix the typo")
     assert model.prefixes == ["", "", "", "```bash\n", ""]
     assert outcome.status == "finished" and readme.exists()
@@ -1095,7 +1105,9 @@ def test_the_reply_after_nothing_changed_begins_the_substitution_the_task_asks_f
     agent = Agent(model, host, EventBus())
     agent.facts.unchanged_start = "```bash\nsed -i 's/recieve/"
     readme = Path(host.workdir) / "README.md"
-    agent.finish_checks = [("unchanged", lambda: None if "receive" in readme.read_text() else "Nothing changed.")]
+    agent.finish_checks = [
+        DoneCheck("unchanged", lambda: None if "receive" in readme.read_text() else "Nothing changed.", code=True)
+    ]
     outcome = agent.run("fix the typo")
     assert model.prefixes == ["", "", "```bash\nsed -i 's/recieve/", "", ""]
     assert outcome.status == "finished" and readme.read_text() == "You will receive it.\n"
@@ -1112,7 +1124,9 @@ def test_the_reply_after_an_objection_to_the_asked_file_begins_the_data_script_a
     agent = Agent(model, host, EventBus())
     agent.facts.first_reply_start = start
     out = Path(host.workdir) / "out.csv"
-    agent.finish_checks = [("outputs", lambda: None if out.read_text() == "a\nb\n" else "out.csv is unsorted.")]
+    agent.finish_checks = [
+        DoneCheck("outputs", lambda: None if out.read_text() == "a\nb\n" else "out.csv is unsorted.", output=True)
+    ]
     outcome = agent.run("write out.csv sorted")
     assert model.prefixes == [start, start, ""]
     assert outcome.status == "finished" and out.read_text() == "a\nb\n"
@@ -1270,14 +1284,14 @@ def test_an_objection_that_offers_a_command_begins_the_next_reply_with_a_bash_bl
     replies = ["```bash\nls\n```", "DONE: untracked", "echo debug.log >> .gitignore && cat .gitignore\n```", "DONE: x"]
     model = ScriptedModel(replies, continues_replies=True)
     agent = Agent(model, host, EventBus())
-    agent.finish_checks = [("ignored", lambda: None if gitignore.exists() else offered)]
+    agent.finish_checks = [DoneCheck("ignored", lambda: None if gitignore.exists() else offered)]
     outcome = agent.run("untrack debug.log")
     assert model.prefixes == ["", "", "```bash\n", ""]
     assert outcome.status == "finished" and gitignore.read_text() == "debug.log\n"
     # An objection without a command to send leaves the reply to the model.
     model = ScriptedModel(["```bash\nls\n```", "DONE: x", "DONE: y"], continues_replies=True)
     agent = Agent(model, host, EventBus())
-    agent.finish_checks = [("tests", lambda: "the tests fail.")]
+    agent.finish_checks = [DoneCheck("tests", lambda: "the tests fail.", code=True)]
     agent.run("fix it")
     assert model.prefixes == ["", "", ""]
 
@@ -1308,7 +1322,7 @@ def test_an_objection_the_code_answers_begins_the_change_of_the_definition_shown
     fix = "    def __init__(self, width):\n        self.width = float(width)\n```"
     model = ScriptedModel([first, check, "DONE: checked", fix], continues_replies=True)
     agent = Agent(model, host, EventBus(), limits=RunLimits(max_steps=4))
-    agent.finish_checks = [("raises", lambda: "`Rectangle(width='3')` raises TypeError")]
+    agent.finish_checks = [DoneCheck("raises", lambda: "`Rectangle(width='3')` raises TypeError", code=True)]
     agent.run("Make Rectangle raise ValueError", first_looks=[look])
     head = 'geometry.py\n```python\nclass Rectangle:\n    """A rectangle."""\n\n'
     assert model.prefixes == [head, "", "", head]

@@ -86,11 +86,11 @@ def test_the_user_sees_a_verdict_in_one_short_line():
 
 
 def test_every_check_on_done_is_a_policy_of_the_catalogue():
-    from agentcli.policies import POLICY_OF_CHECK
-    from agentcli.session.done import REPOSITORY_CHECKS
-    from agentcli.session.solve import RETRY_DOUBTS
+    from agentcli.session.done import repository_checks
 
+    checks = repository_checks(lambda: pytest.fail("no check is asked here"))
+    assert {check.switch for check in checks if check.policy} == {"commit"}
     agent_checks = {"failed", "unchecked", "unrun", "plan"}
     session_checks = {"tests", "examples", "outputs", "names", "raises", "looks"}
-    for name in agent_checks | session_checks | set(REPOSITORY_CHECKS) | set(RETRY_DOUBTS):
-        assert POLICY_OF_CHECK.get(name, name) in BY_NAME, name
+    for switch in agent_checks | session_checks | {check.switch for check in checks}:
+        assert switch in BY_NAME, switch

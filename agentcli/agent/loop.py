@@ -18,6 +18,7 @@ from agentcli.agent.checking import (
     command_lines,
     only_changes,
 )
+from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.edit_notes import described_edits, sed_report
 from agentcli.agent.edits import (
     describe_change,
@@ -70,7 +71,7 @@ from agentcli.events import (
     TokenStreamed,
 )
 from agentcli.models.base import ContextLengthExceeded, Message, Model, ModelGaveUp, Reply
-from agentcli.policies import POLICY_OF_CHECK, Policies
+from agentcli.policies import Policies
 from agentcli.prompts import render
 from agentcli.sandbox.base import Observation, Sandbox
 
@@ -89,10 +90,6 @@ FIRST_LOOK_TIMEOUT = 15.0
 SERVER_SECONDS = 10.0
 # Characters of reply without any code fence after which generation stops (see _stream_watcher).
 PROSE_LIMIT = 1500
-# Objections to DONE about the last command: raised again after each new command, not once per task.
-PER_COMMAND_OBJECTIONS = frozenset({"failed"})
-# Objections raised once per task whatever their text holds (the unchecked change shows the file).
-ONCE_OBJECTIONS = frozenset({"unchecked"})
 # A reply that starts as our own observations and notes do: the model echoing them back.
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 # Words in a row a DONE summary shares with agentcli's own message that make it a copy of that message.
@@ -103,13 +100,6 @@ MAX_ECHOES_IN_A_ROW = 3
 SELECTION_MIN_SECONDS = 60.0
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
-# Finish checks whose objections the code answers (nothing changed yet, the tests, the examples, the
-# bad input the task gives): after one, where the task's definition was shown first, the next reply
-# begins its change.
-CODE_OBJECTIONS = frozenset({"unchanged", "tests", "examples", "raises"})
-# The finish check whose objection is to the file the task asks for: after it, a data task's reply
-# begins its script again (the 1.5B patches the output file it wrote instead, and breaks its header).
-OUTPUT_OBJECTION = "outputs"
 # A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
 _OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|bash|python3?) [^`\n]+`")
 
@@ -153,9 +143,6 @@ class Decision:
 
 
 Approver = Callable[[str], Decision]
-# A named question asked when the model says it is done: an objection ("no file has changed") or
-# None. The same objection is raised once per task, so a model that insists can still finish.
-FinishCheck = tuple[str, Callable[[], "str | None"]]
 
 
 class _Stop(Exception):
@@ -194,7 +181,7 @@ class Agent:
         context: Context | None = None,
         stuck: StuckDetector | None = None,
         approve: Approver | None = None,
-        finish_checks: list[FinishCheck] | None = None,
+        finish_checks: list[DoneCheck] | None = None,
         policies: Policies | None = None,
         tree_kept: Callable[[], AbstractContextManager[list[str]]] | None = None,
     ):
@@ -563,28 +550,32 @@ class Agent:
             raise Objected(message, "step-done", command_ran=parsed.finish_after_command)
         objection = self._finish_objection()
         if objection is not None:
-            if self.state.objected in CODE_OBJECTIONS and self.state.shown_definition is not None:
+            objected = self.state.objected
+            assert objected is not None
+            if objected.code and self.state.shown_definition is not None:
                 # Told what its code still gets wrong, the 1.5B answers DONE again: the definition it
                 # was shown first is where the change goes.
                 self._begin_change(*self.state.shown_definition)
             elif start := self._unchanged_start():
                 self._begin_reply(start)
-            elif self.state.objected == OUTPUT_OBJECTION and self.facts.first_reply_start:
+            elif objected.output and self.facts.first_reply_start:
+                # The 1.5B patches the output file it wrote instead, and breaks its header: its script again.
                 self._begin_reply(self.facts.first_reply_start)
             elif _OFFERED_COMMAND.search(objection):
                 # Offered the command to send, the 1.5B answers DONE again or copies the objection as
                 # prose; in a begun bash block, the command is what it copies.
                 self._begin_reply(render("begun/command"))
             # After a command, its observation already stands; the objection follows it.
-            about = POLICY_OF_CHECK.get(self.state.objected, self.state.objected)
-            raise Objected(objection, about, command_ran=parsed.finish_after_command)
+            raise Objected(objection, objected.switch, command_ran=parsed.finish_after_command)
         raise _Stop("finished", "the model declared the task finished", parsed.summary)
 
     def _unchanged_start(self) -> str:
         """How the reply after the objection that nothing has changed yet begins ("" for the model's own)."""
         return (
             self.facts.unchanged_start
-            if self.state.objected == "unchanged" and self.state.shown_definition is None
+            if self.state.objected is not None
+            and self.state.objected.name == "unchanged"
+            and self.state.shown_definition is None
             else ""
         )
 
@@ -599,36 +590,35 @@ class Agent:
         return None
 
     def _finish_objection(self) -> str | None:
-        checks: list[tuple[str, Callable[[], str | None]]] = [
-            (
-                "failed",
-                lambda: (
-                    render("objections/last_command_failed", exit_code=self.state.last_exit_code)
-                    if self.state.last_exit_code != 0
-                    else None
-                ),
-            ),
-            ("unchecked", self._unchecked_change),
-            ("unrun", self.unrun.objection),
-            ("plan", lambda: self._progress().unfinished()),
+        checks = [
+            # About the last command: raised again after each new command.
+            DoneCheck("failed", self._last_command_failed, repeat="command"),
+            # Raised once, whatever its text holds (it shows the changed file).
+            DoneCheck("unchecked", self._unchecked_change, repeat="once"),
+            DoneCheck("unrun", self.unrun.objection),
+            DoneCheck("plan", lambda: self._progress().unfinished()),
             *self.finish_checks,
         ]
         doubts: dict[str, str] = {}
-        for name, check in checks:
-            if not self.policies.applies(POLICY_OF_CHECK.get(name, name)):
+        for check in checks:
+            if not self.policies.applies(check.switch):
                 continue
-            problem = check()
+            problem = check.ask()
             if problem is None:
                 continue
-            key = (name, _objection_key(name, problem, len(self.commands_ran)))
+            key = (check.name, check.key(problem, len(self.commands_ran)))
             if key not in self.state.questioned:
                 self.state.questioned.add(key)
-                self.state.objected = name
+                self.state.objected = check
                 # No "reply DONE again if you are sure": small models take it as the instruction.
                 return render("objections/not_done", problem=problem, reminder=self._progress().reminder())
-            doubts[name] = problem
+            doubts[check.name] = problem
         self.outcome.doubts = doubts
         return None
+
+    def _last_command_failed(self) -> str | None:
+        code = self.state.last_exit_code
+        return render("objections/last_command_failed", exit_code=code) if code != 0 else None
 
     def _unchecked_change(self) -> str | None:
         """The objection when the last command changed files unseen, with the changed file shown.
@@ -868,13 +858,6 @@ class Agent:
             raise _Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")
         if limits.max_cost and o.cost >= limits.max_cost:
             raise _Stop("failed", f"cost limit reached (${limits.max_cost:g})")
-
-
-def _objection_key(name: str, problem: str, commands_run: int) -> str:
-    """What makes an objection new: the command it is about, only its name, or its text."""
-    if name in PER_COMMAND_OBJECTIONS:
-        return f"after command {commands_run}"
-    return "" if name in ONCE_OBJECTIONS else problem
 
 
 def _failure_summary(obs: Observation) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.selection import Verifier
 from agentcli.models.base import Message
 
@@ -49,4 +50,4 @@ class RunState:
     begun_definition_in: str | None = None
     reply_definition: str | None = None  # the same, for the reply begun next
     prompt_sent: list[Message] = field(default_factory=list)  # the last prompt journaled
-    objected: str = ""  # the name of the finish check that objected last
+    objected: DoneCheck | None = None  # the check on DONE that objected last

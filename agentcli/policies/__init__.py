@@ -79,8 +79,6 @@ CATALOG: tuple[Policy, ...] = (
     Policy("task-doubt-retries", "A DONE accepted while a check that reads the task objects is tried afresh.", True),
 )
 BY_NAME = {policy.name: policy for policy in CATALOG}
-# Checks on "done" whose name is not their policy's.
-POLICY_OF_CHECK = {"uncommitted": "commit", "committed": "commit"}
 
 # Profiles: which policies a run starts from. `general` keeps what never reads the task's wording.
 PROFILES: dict[str, frozenset[str]] = {
@@ -90,11 +88,6 @@ PROFILES: dict[str, frozenset[str]] = {
     "none": frozenset(),
 }
 DEFAULT_PROFILE = "small-local"
-
-
-def reads_task(check: str) -> bool:
-    """Whether the check on "done" named `check` is a policy that reads the task's wording."""
-    return BY_NAME[POLICY_OF_CHECK.get(check, check)].reads_task
 
 
 class Policies:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli import untrusted
+from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.expected import only_tests
 from agentcli.agent.loop import FIRST_LOOK_TIMEOUT
 from agentcli.agent.pysource import syntax_error
@@ -239,13 +240,14 @@ def failing_raises(
     return None
 
 
-# The checks that read only the repository and the task, by policy name (see `POLICY_OF_CHECK`).
-REPOSITORY_CHECKS: dict[str, Callable[[TaskState], str | None]] = {
-    "unchanged": nothing_changed,
-    "syntax": broken_python,
-    "empty": empty_new_file,
-    "code": changed_code_under_test,
-    "staged": staged_not_committed,
-    "uncommitted": left_uncommitted,
-    "committed": no_commit,
-}
+def repository_checks(state: Callable[[], TaskState]) -> list[DoneCheck]:
+    """The checks that read only the repository and the task as it stands (`state()`), in order."""
+    return [
+        DoneCheck("unchanged", lambda: nothing_changed(state()), code=True),
+        DoneCheck("syntax", lambda: broken_python(state()), retry_cut=" ("),
+        DoneCheck("empty", lambda: empty_new_file(state()), retry_cut=":"),
+        DoneCheck("code", lambda: changed_code_under_test(state()), retry_cut=" ("),
+        DoneCheck("staged", lambda: staged_not_committed(state()), retry_cut=" ("),
+        DoneCheck("uncommitted", lambda: left_uncommitted(state()), policy="commit", retry_cut=":"),
+        DoneCheck("committed", lambda: no_commit(state()), policy="commit", retry_cut=":"),
+    ]

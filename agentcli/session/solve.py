@@ -15,10 +15,10 @@ from pathlib import Path
 
 from agentcli import untrusted
 from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
+from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
 from agentcli.agent.expected import only_tests
 from agentcli.agent.loop import (
-    OUTPUT_OBJECTION,
     Agent,
     Approver,
     Outcome,
@@ -52,7 +52,7 @@ from agentcli.events import (
 )
 from agentcli.models.base import Model, ModelError, ModelUnavailable
 from agentcli.models.resolve import create_routed_model, default_model_name
-from agentcli.policies import Policies, reads_task
+from agentcli.policies import BY_NAME, Policies
 from agentcli.prompts import render
 from agentcli.repo import checkpoint as cp
 from agentcli.repo import publish
@@ -71,13 +71,13 @@ from agentcli.session.checks import (
 from agentcli.session.data_script import script_start
 from agentcli.session.definitions import named_as_code, named_definitions
 from agentcli.session.done import (
-    REPOSITORY_CHECKS,
     TaskState,
     failing_examples_now,
     failing_look,
     failing_raises,
     failing_tests_now,
     output_problems,
+    repository_checks,
 )
 from agentcli.session.first_looks import (
     TESTS,
@@ -109,22 +109,6 @@ MIN_RETRY_STEPS = 5
 RETRY_TEMPERATURE = 0.3
 # Endings of an attempt that gave up early (stuck, or replies with no usable command).
 GAVE_UP = ("stuck:", "replies in a row had no usable command")
-# Objections to DONE that, still standing when it was accepted, make the attempt worth redoing; each
-# with where its text is cut for the notice.
-RETRY_DOUBTS = {
-    OUTPUT_OBJECTION: ":",
-    "names": ":",
-    "syntax": " (",
-    "empty": ":",
-    "tests": ":",
-    "examples": " (",
-    "raises": ":\n",
-    "looks": ":\n",
-    "code": " (",
-    "staged": " (",
-    "uncommitted": ":",
-    "committed": ":",
-}
 
 
 @dataclass
@@ -322,18 +306,23 @@ class Session:
         assert self.sandbox is not None
         agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context, self.policies)
         agent.tree_kept = self.tree_kept
-        checks: list[tuple[str, Callable[[], str | None]]] = [
-            (name, lambda check=check: check(self.task_state())) for name, check in REPOSITORY_CHECKS.items()
-        ]
+        checks = repository_checks(self.task_state)
         if approve is None:  # where commands need the user's approval, none runs unasked
             checks += [
-                ("tests", lambda: failing_tests_now(self.task_state(), self.sandbox, self.notify, self.tree_kept)),
-                (
+                DoneCheck(
+                    "tests",
+                    lambda: failing_tests_now(self.task_state(), self.sandbox, self.notify, self.tree_kept),
+                    code=True,
+                    retry_cut=":",
+                ),
+                DoneCheck(
                     "examples",
                     lambda: failing_examples_now(self.task_state(), self.sandbox, self.notify, self.tree_kept),
+                    code=True,
+                    retry_cut=" (",
                 ),
             ]
-        agent.finish_checks = [(name, _unless_git_broke(check)) for name, check in checks]
+        agent.finish_checks = [check.asking(_unless_git_broke(check.ask)) for check in checks]
         return agent
 
     def tree_kept(self) -> contextlib.AbstractContextManager[list[str]]:
@@ -431,7 +420,7 @@ class Session:
             outcome = agent.run(task, context_text=earlier, first_looks=setup.looks)
             if mark.checkpoint is not None and cp.damaged(self.root, mark.checkpoint):
                 return outcome  # no attempt on a broken repository: the result says so, and undo mends it
-            why = self._retry_reason(outcome)
+            why = self._retry_reason(outcome, agent)
             if why is None and (outcome.status == "finished" or kept is None):
                 return outcome
             worth = self._worth(outcome, agent)
@@ -487,20 +476,30 @@ class Session:
         agent = self.agent()
         agent.facts = TaskFacts(setup.outputs, setup.data_start, setup.substitution, self._verifier())
         outputs, names, raises, looks = setup.outputs, setup.names, setup.raises, setup.looks
-        agent.finish_checks.insert(0, (OUTPUT_OBJECTION, lambda: output_problems(self.root, outputs, task)))
+        # After an objection to the file asked for, a data task's begun script is begun again.
+        asked = DoneCheck("outputs", lambda: output_problems(self.root, outputs, task), output=True, retry_cut=":")
+        agent.finish_checks.insert(0, asked)
         if names:
-            agent.finish_checks.insert(1, ("names", lambda: missing_name(names, self._repository_text())))
+            agent.finish_checks.insert(
+                1, DoneCheck("names", lambda: missing_name(names, self._repository_text()), retry_cut=":")
+            )
         if raises:
             agent.finish_checks.append(
-                ("raises", lambda: failing_raises(self.sandbox, raises, self.notify, self.tree_kept))
+                DoneCheck(
+                    "raises",
+                    lambda: failing_raises(self.sandbox, raises, self.notify, self.tree_kept),
+                    code=True,
+                    retry_cut=":\n",
+                )
             )
         advise = agent.guards.failure_advice
         agent.finish_checks.append(
-            (
+            DoneCheck(
                 "looks",
                 lambda: failing_look(
                     self.root, self.sandbox, task, looks, advise, agent.first_look_results, self.tree_kept
                 ),
+                retry_cut=":\n",
             )
         )
         return agent
@@ -536,17 +535,20 @@ class Session:
         if self._checkpoint is None or cp.untouched_since(self.root, self._checkpoint):
             return False, False, outcome.status == "finished"
         if outcome.status == "finished":  # the checks ran when DONE was accepted
-            return True, not any(name in outcome.doubts for name in self._retry_doubts()), True
-        checks = [check for name, check in agent.finish_checks if name in self._retry_doubts()]
-        return True, all(check() is None for check in checks), False
+            return True, not any(check.name in outcome.doubts for check in self._retry_doubts(agent)), True
+        return True, all(check.ask() is None for check in self._retry_doubts(agent)), False
 
-    def _retry_doubts(self) -> dict[str, str]:
-        """The doubts that make an attempt worth redoing: those of checks that read the task only while
+    def _retry_doubts(self, agent: Agent) -> list[DoneCheck]:
+        """The checks whose doubts make an attempt worth redoing: those that read the task only while
         `task-doubt-retries` is on (a misreading would throw away right work)."""
         every = self.policies.on("task-doubt-retries")
-        return {name: cut for name, cut in RETRY_DOUBTS.items() if every or not reads_task(name)}
+        return [
+            check
+            for check in agent.finish_checks
+            if check.retry_cut is not None and (every or not BY_NAME[check.switch].reads_task)
+        ]
 
-    def _retry_reason(self, outcome: Outcome) -> str | None:
+    def _retry_reason(self, outcome: Outcome, agent: Agent) -> str | None:
         """Why the attempt is worth redoing from the start, or None when it stands. The finish checks
         have just run: what they still objected to when DONE was accepted is in `outcome.doubts`."""
         if self._checkpoint is None or self.sandbox is None:
@@ -557,9 +559,9 @@ class Session:
             return None
         if cp.untouched_since(self.root, self._checkpoint):
             return "finished without changing anything"
-        for name, cut in self._retry_doubts().items():
-            if name in outcome.doubts:
-                doubt = outcome.doubts[name].split(cut, 1)[0]
+        for check in self._retry_doubts(agent):
+            if check.name in outcome.doubts and check.retry_cut is not None:
+                doubt = outcome.doubts[check.name].split(check.retry_cut, 1)[0]
                 # "The task asks ...", "Changes are staged ...": a sentence's first word, inside ours.
                 return "finished while " + re.sub(r"^(?:The|Changes) ", lambda m: m.group(0).lower(), doubt)
         return None

@@ -1,0 +1,38 @@
+"""The questions asked when the model says it is done, each carrying what follows from its answer
+(the policy that switches it, when its objection counts as new, whether a change of code answers it,
+whether a retry is worth it), so nothing downstream decides by the check's name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class DoneCheck:
+    """A check on DONE: `ask()` gives an objection ("the tests fail: ...") or None. The same objection
+    is raised once, so a model that insists can still finish."""
+
+    name: str  # what its doubts are kept under (`Outcome.doubts`)
+    ask: Callable[[], str | None]
+    policy: str = ""  # the policy that switches it, where not its name
+    # When an objection is new: by its text, after each command (about the last command), or once a task.
+    repeat: Literal["text", "command", "once"] = "text"
+    code: bool = False  # the code answers it: after it, the change at a definition shown first is begun
+    output: bool = False  # about a file the task asks for: after it, a begun first reply is begun again
+    # Still standing when DONE was accepted, the attempt is worth redoing; its notice ends before this.
+    retry_cut: str | None = None
+
+    @property
+    def switch(self) -> str:
+        return self.policy or self.name
+
+    def key(self, problem: str, commands_run: int) -> str:
+        """What makes an objection of this check new."""
+        if self.repeat == "command":
+            return f"after command {commands_run}"
+        return "" if self.repeat == "once" else problem
+
+    def asking(self, ask: Callable[[], str | None]) -> DoneCheck:
+        return replace(self, ask=ask)

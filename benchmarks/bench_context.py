@@ -23,7 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.loop import Agent
+from agentcli.agent.outcome import RunLimits
 from agentcli.context.summary import ModelSummarizer, SummaryRequest
 from agentcli.context.tokens import TokenCounter, tiktoken_count
 from agentcli.context.window import ContextWindow, Summarizer, digest_only

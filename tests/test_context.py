@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.loop import Agent
+from agentcli.agent.outcome import RunLimits
 from agentcli.agent.parsing import reply_gist
 from agentcli.context.digest import Digest, files_written
 from agentcli.context.summary import ModelSummarizer, SummaryRequest

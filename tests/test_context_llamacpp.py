@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.loop import Agent
+from agentcli.agent.outcome import RunLimits
 from agentcli.context.tokens import TokenCounter, model_window
 from agentcli.context.window import ContextWindow, digest_only
 from agentcli.events import ContextCompacted, Event, EventBus, ModelReplied

@@ -9,7 +9,8 @@ import pytest
 
 from agentcli.agent.checking import check_command, only_changes
 from agentcli.agent.done_checks import DoneCheck
-from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.loop import Agent
+from agentcli.agent.outcome import RunLimits
 from agentcli.agent.stuck import StuckDetector
 from agentcli.events import (
     CommandFinished,
@@ -236,7 +237,7 @@ class DoneAtTheDeadline(SlowStreamingModel):
 
 def test_a_reply_cut_by_the_deadline_is_not_acted_on(host):
     agent = Agent(DoneAtTheDeadline([]), host, EventBus(), limits=RunLimits(timeout=0.5))
-    agent.commands_ran.append("ls")  # as if work had been done: only the deadline may stop this finish
+    agent.ctx.commands_ran.append("ls")  # as if work had been done: only the deadline may stop this finish
     outcome = agent.run("task")
     assert outcome.status == "failed" and "time limit" in outcome.reason
 
@@ -1000,7 +1001,7 @@ def test_a_done_that_copies_agentclis_objection_is_no_finish(host):
     agent = Agent(ScriptedModel(replies), host, EventBus([seen.append]))
     unchanged = "No file in the repository has changed yet, so the task is not done."
     readme = Path(host.workdir) / "README.md"
-    agent.finish_checks = [DoneCheck("unchanged", lambda: None if readme.exists() else unchanged, code=True)]
+    agent.ctx.finish_checks = [DoneCheck("unchanged", lambda: None if readme.exists() else unchanged, code=True)]
     outcome = agent.run("fix the typo")
     errors = [e.message for e in seen if isinstance(e, FormatError)]
     assert errors[0] == f"Not done yet: {unchanged} Continue with the next command."
@@ -1059,7 +1060,7 @@ def test_a_result_printed_instead_of_written_to_the_asked_file_is_pointed_out(ho
     ]
     model = ScriptedModel(replies)
     agent = Agent(model, host, EventBus())
-    agent.facts.asked_files = ["config/merged.json"]
+    agent.ctx.facts.asked_files = ["config/merged.json"]
     outcome = agent.run("Write config/merged.json from config/defaults.json")
     after_look, after_print, after_write = (model.calls[i][-1]["content"] for i in (1, 2, 3))
     note = "This printed a result of the kind config/merged.json should hold, but config/merged.json does not hold it"
@@ -1077,7 +1078,7 @@ def test_done_lines_that_keep_copying_agentclis_answer_end_the_attempt_as_stuck(
     replies = ["```bash\nls\n```", "DONE: fixed", objection, copied, again, "```bash\necho never asked\n```"]
     agent = Agent(ScriptedModel(replies), host, EventBus())
     unchanged = "No file in the repository has changed yet, so the task is not done."
-    agent.finish_checks = [DoneCheck("unchanged", lambda: unchanged, code=True)]
+    agent.ctx.finish_checks = [DoneCheck("unchanged", lambda: unchanged, code=True)]
     outcome = agent.run("fix the typo")
     assert outcome.status == "failed"
     assert outcome.reason == "stuck: 3 DONE lines in a row copied what agentcli said"
@@ -1090,7 +1091,7 @@ def test_a_done_copying_agentcli_is_followed_by_a_begun_command(host):
     model = ScriptedModel(replies, continues_replies=True)
     agent = Agent(model, host, EventBus())
     readme = Path(host.workdir) / "README.md"
-    agent.finish_checks = [DoneCheck("unchanged", lambda: None if readme.exists() else unchanged, code=True)]
+    agent.ctx.finish_checks = [DoneCheck("unchanged", lambda: None if readme.exists() else unchanged, code=True)]
     outcome = agent.run("fix the typo")
     assert model.prefixes == ["", "", "", "```bash\n", ""]
     assert outcome.status == "finished" and readme.exists()
@@ -1103,9 +1104,9 @@ def test_the_reply_after_nothing_changed_begins_the_substitution_the_task_asks_f
     replies = ["```bash\ngit --version\n```", "DONE: fixed", "receive/g' README.md\n```", "DONE: it", "DONE: checked"]
     model = ScriptedModel(replies, continues_replies=True)
     agent = Agent(model, host, EventBus())
-    agent.facts.unchanged_start = "```bash\nsed -i 's/recieve/"
+    agent.ctx.facts.unchanged_start = "```bash\nsed -i 's/recieve/"
     readme = Path(host.workdir) / "README.md"
-    agent.finish_checks = [
+    agent.ctx.finish_checks = [
         DoneCheck("unchanged", lambda: None if "receive" in readme.read_text() else "Nothing changed.", code=True)
     ]
     outcome = agent.run("fix the typo")
@@ -1122,9 +1123,9 @@ def test_the_reply_after_an_objection_to_the_asked_file_begins_the_data_script_a
     ]
     model = ScriptedModel([*replies, "DONE: sorted"], continues_replies=True)
     agent = Agent(model, host, EventBus())
-    agent.facts.first_reply_start = start
+    agent.ctx.facts.first_reply_start = start
     out = Path(host.workdir) / "out.csv"
-    agent.finish_checks = [
+    agent.ctx.finish_checks = [
         DoneCheck("outputs", lambda: None if out.read_text() == "a\nb\n" else "out.csv is unsorted.", output=True)
     ]
     outcome = agent.run("write out.csv sorted")
@@ -1158,7 +1159,7 @@ def test_an_echo_of_test_code_goes_to_the_test_file_the_task_asks_for(host, tmp_
     echo = 'echo "from stats import double\ndef test_double():\n    assert double("ab") == "abab"\n# Run\nls tests'
     model = ScriptedModel([f"```bash\n{echo}\n```", "DONE: tested"])
     agent = Agent(model, host, EventBus())
-    agent.facts.asked_files = ["tests/test_stats.py"]
+    agent.ctx.facts.asked_files = ["tests/test_stats.py"]
     agent.run("Write tests for double in tests/test_stats.py")
     written = (tmp_path / "tests" / "test_stats.py").read_text()
     assert written == 'from stats import double\ndef test_double():\n    assert double("ab") == "abab"\n'
@@ -1176,7 +1177,7 @@ def test_a_failing_expectation_in_a_test_the_task_asks_for_is_offered_the_value_
     replies = [f"tests/test_stats.py\n```python\n{test}```", "```bash\npython3 -m pytest -q tests\n```", "DONE: x"]
     model = ScriptedModel(replies)
     agent = Agent(model, host, EventBus())
-    agent.facts.asked_files = ["tests/test_stats.py"]
+    agent.ctx.facts.asked_files = ["tests/test_stats.py"]
     agent.run("Write pytest tests for counts in tests/test_stats.py")
     observation = model.calls[2][-1]["content"]
     assert "`counts(\"a b a\")` gives `{'a': 2, 'b': 1}` with the code as it is." in observation
@@ -1198,7 +1199,7 @@ def test_a_failing_test_in_a_task_that_writes_none_still_points_to_the_code(host
 
 
 def test_a_look_at_the_code_to_change_ends_with_the_way_to_send_the_change(host, tmp_path: Path):
-    from agentcli.agent.loop import lines_look
+    from agentcli.agent.first_look import lines_look
 
     (tmp_path / "durations.py").write_text("def parse_duration(text):\n    raise NotImplementedError\n")
     model = ScriptedModel(["DONE: nothing"])
@@ -1210,7 +1211,7 @@ def test_a_look_at_the_code_to_change_ends_with_the_way_to_send_the_change(host,
 
 
 def test_a_first_look_sent_again_as_the_first_reply_is_not_shown_again_in_full(host, tmp_path: Path):
-    from agentcli.agent.loop import lines_look
+    from agentcli.agent.first_look import lines_look
 
     (tmp_path / "funcs.py").write_text("".join(f"def f{i}():\n    return {i}\n" for i in range(30)))
     look = lines_look("funcs.py", 1, 60)
@@ -1236,7 +1237,7 @@ def test_an_append_that_leaves_a_python_file_unparsable_is_put_back(host, tmp_pa
 
 def test_the_definition_shown_first_begins_the_first_reply_with_its_change(host, tmp_path: Path):
     # implement-from-docstring: shown parse_duration, the model answered every plan step with `cat`.
-    from agentcli.agent.loop import lines_look
+    from agentcli.agent.first_look import lines_look
 
     source = (
         "def double(n: int) -> int:\n    return 2 * n\n\n\n"
@@ -1284,14 +1285,14 @@ def test_an_objection_that_offers_a_command_begins_the_next_reply_with_a_bash_bl
     replies = ["```bash\nls\n```", "DONE: untracked", "echo debug.log >> .gitignore && cat .gitignore\n```", "DONE: x"]
     model = ScriptedModel(replies, continues_replies=True)
     agent = Agent(model, host, EventBus())
-    agent.finish_checks = [DoneCheck("ignored", lambda: None if gitignore.exists() else offered)]
+    agent.ctx.finish_checks = [DoneCheck("ignored", lambda: None if gitignore.exists() else offered)]
     outcome = agent.run("untrack debug.log")
     assert model.prefixes == ["", "", "```bash\n", ""]
     assert outcome.status == "finished" and gitignore.read_text() == "debug.log\n"
     # An objection without a command to send leaves the reply to the model.
     model = ScriptedModel(["```bash\nls\n```", "DONE: x", "DONE: y"], continues_replies=True)
     agent = Agent(model, host, EventBus())
-    agent.finish_checks = [DoneCheck("tests", lambda: "the tests fail.", code=True)]
+    agent.ctx.finish_checks = [DoneCheck("tests", lambda: "the tests fail.", code=True)]
     agent.run("fix it")
     assert model.prefixes == ["", "", ""]
 
@@ -1309,7 +1310,7 @@ def test_a_failing_command_sent_again_begins_the_fix_of_the_function_it_failed_i
 
 def test_an_objection_the_code_answers_begins_the_change_of_the_definition_shown_first(host, tmp_path: Path):
     # validate-input: told that Rectangle('3', '3') raises TypeError, with the check to add, the 1.5B said DONE.
-    from agentcli.agent.loop import lines_look
+    from agentcli.agent.first_look import lines_look
 
     geometry = tmp_path / "geometry.py"
     geometry.write_text(
@@ -1322,7 +1323,7 @@ def test_an_objection_the_code_answers_begins_the_change_of_the_definition_shown
     fix = "    def __init__(self, width):\n        self.width = float(width)\n```"
     model = ScriptedModel([first, check, "DONE: checked", fix], continues_replies=True)
     agent = Agent(model, host, EventBus(), limits=RunLimits(max_steps=4))
-    agent.finish_checks = [DoneCheck("raises", lambda: "`Rectangle(width='3')` raises TypeError", code=True)]
+    agent.ctx.finish_checks = [DoneCheck("raises", lambda: "`Rectangle(width='3')` raises TypeError", code=True)]
     agent.run("Make Rectangle raise ValueError", first_looks=[look])
     head = 'geometry.py\n```python\nclass Rectangle:\n    """A rectangle."""\n\n'
     assert model.prefixes == [head, "", "", head]
@@ -1336,7 +1337,7 @@ def test_a_script_the_task_asks_for_must_run_after_its_last_change(host, tmp_pat
     replies = [write, "```bash\ncat tools/count.sh\n```", "DONE: written", "bash tools/count.sh .\n```", "DONE: ran"]
     model = ScriptedModel(replies, continues_replies=True)
     agent = Agent(model, host, EventBus())
-    agent.facts.asked_files = ["tools/count.sh"]
+    agent.ctx.facts.asked_files = ["tools/count.sh"]
     outcome = agent.run("Write a shell script tools/count.sh that prints the number of lines of .py files")
     objection = model.calls[3][-1]["content"]
     assert "tools/count.sh (2 lines), the script the task asks for, has not run since it was last changed" in objection

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.loop import Agent
+from agentcli.agent.outcome import RunLimits
 from agentcli.events import CommandStarted, Event, EventBus, FormatError, ModelPrompt, Notice, Nudge
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
@@ -182,7 +183,7 @@ def run(scenario: Scenario, tmp_path: Path, on: bool) -> list[Event]:
             limits=RunLimits(command_timeout=scenario.command_timeout),
             policies=policies,
         )
-        agent.facts.asked_files = scenario.asked
+        agent.ctx.facts.asked_files = scenario.asked
         agent.run(scenario.task)
     return seen
 

@@ -68,7 +68,7 @@ def test_interrupted_command_leaves_a_note_and_the_next_task_goes_on(tmp_path: P
         ctrl_c_after(0.5)
         with pytest.raises(KeyboardInterrupt):
             agent.run("wait")
-        assert agent.context.prompt()[-1]["content"] == "[interrupted by the user before the command finished]"
+        assert agent.ctx.context.prompt()[-1]["content"] == "[interrupted by the user before the command finished]"
         outcome = agent.continue_with("now something else")
     assert outcome.status == "finished"
     follow_up = [m["content"] for m in model.calls[1]]  # what the model saw for the next task

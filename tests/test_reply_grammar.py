@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.loop import Agent
+from agentcli.agent.outcome import RunLimits
 from agentcli.agent.parsing import parse_reply
 from agentcli.agent.reply_grammar import MAX_PROSE_LINES, reply_grammar
 from agentcli.events import EventBus

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.loop import Agent
+from agentcli.agent.outcome import RunLimits
 from agentcli.agent.selection import Verdict, best, pytest_verdict, temperatures
 from agentcli.events import CandidateScored, Event, EventBus
 from agentcli.models.scripted import ScriptedModel
@@ -76,7 +77,7 @@ def _run(root: Path, replies: list[str], policies: Policies, candidates: int) ->
             policies=policies,
             tree_kept=lambda: cp.tree_kept(root),
         )
-        agent.facts.verifier = verifier
+        agent.ctx.facts.verifier = verifier
         agent.run("Fix add in calc.py")
     return seen, checked
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.loop import Agent, RunLimits
+from agentcli.agent.loop import Agent
+from agentcli.agent.outcome import RunLimits
 from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
 from agentcli.events import Event, EventBus, FormatError
 from agentcli.models.base import ToolCall

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from agentcli.agent.expected import compared_call, expectation_note, only_tests
 from agentcli.agent.repo_view import RepoView
+from agentcli.agent.run_context import RunContext
 from agentcli.agent.tracebacks import called_names, excerpt, failure_location, is_test_file, numbered
 from agentcli.prompts import render
+from agentcli.sandbox.base import Observation
 
 # What to show for a failing line of a test (its path, text and line), before anything else; None: nothing.
 Offer = Callable[[str, str, int], str | None]
@@ -38,3 +41,23 @@ def failure_focus(repo: RepoView, output: str, offer: Offer) -> tuple[str, int, 
                 return where, first, note
     shown = excerpt(text, line)
     return (path, line, render("notes/error_source", path=path, line=line, shown=shown)) if shown else None
+
+
+def run_focus(run: RunContext, obs: Observation) -> tuple[str, int, str] | None:
+    """Where a failed command's failure points in the repository's code (policy `failure-focus`), or None."""
+    if obs.ok or not run.policies.on("failure-focus"):
+        return None
+
+    def expectation(path: str, test_text: str, line: int) -> str | None:
+        """For a failing `assert CALL == VALUE` in a test the task asks for: the value CALL gives."""
+        if (
+            not run.policies.on("expectation")
+            or not only_tests(run.state.task, run.facts.asked_files)
+            or (compared := compared_call(test_text, line)) is None
+        ):
+            return None
+        with run.tree_kept():
+            ran = run.repo.run_at_root(compared.command, timeout=10)
+        return expectation_note(path, compared, ran.output) if ran.ok else None
+
+    return failure_focus(run.repo, obs.output, expectation)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from agentcli.agent.tracebacks import without_library_frames
+from agentcli.events import CommandFinished
 from agentcli.prompts import render
 from agentcli.sandbox.base import Observation
 
@@ -29,3 +32,8 @@ def describe_result(obs: Observation, notes: list[str] | None = None) -> str:
         output_path=obs.output_path,
         notes=notes or [],
     )
+
+
+def finished_event(step: int, obs: Observation) -> CommandFinished:
+    """The event of a command that ran: exactly the observation's fields (same names), and the step."""
+    return CommandFinished(step=step, **dataclasses.asdict(obs))

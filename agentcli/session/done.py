@@ -17,7 +17,7 @@ from pathlib import Path
 from agentcli import untrusted
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.expected import only_tests
-from agentcli.agent.loop import FIRST_LOOK_TIMEOUT
+from agentcli.agent.first_look import FIRST_LOOK_TIMEOUT
 from agentcli.agent.pysource import syntax_error
 from agentcli.agent.tracebacks import excerpt, is_test_file
 from agentcli.prompts import render

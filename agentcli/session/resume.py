@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcli.agent.loop import Outcome, Resumed
+from agentcli.agent.outcome import Outcome, Resumed
 from agentcli.config import Settings
 from agentcli.errors import AgentcliError, UsageError
 from agentcli.events import Listener, RunResumed

@@ -18,14 +18,9 @@ from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
 from agentcli.agent.expected import only_tests
-from agentcli.agent.loop import (
-    Agent,
-    Approver,
-    Outcome,
-    Resumed,
-    RunLimits,
-    lines_look,
-)
+from agentcli.agent.first_look import lines_look
+from agentcli.agent.loop import Agent
+from agentcli.agent.outcome import Approver, Outcome, Resumed, RunLimits
 from agentcli.agent.selection import CHECK_SECONDS, Verdict, Verifier, pytest_verdict
 from agentcli.agent.state import TaskFacts
 from agentcli.agent.tracebacks import is_test_file
@@ -305,7 +300,7 @@ class Session:
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None
         agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context, self.policies)
-        agent.tree_kept = self.tree_kept
+        agent.ctx.tree_kept = self.tree_kept
         checks = repository_checks(self.task_state)
         if approve is None:  # where commands need the user's approval, none runs unasked
             checks += [
@@ -322,7 +317,7 @@ class Session:
                     retry_cut=" (",
                 ),
             ]
-        agent.finish_checks = [check.asking(_unless_git_broke(check.ask)) for check in checks]
+        agent.ctx.finish_checks = [check.asking(_unless_git_broke(check.ask)) for check in checks]
         return agent
 
     def tree_kept(self) -> contextlib.AbstractContextManager[list[str]]:
@@ -408,14 +403,14 @@ class Session:
         most = MAX_ATTEMPTS if self.policies.on("retries") else 1
         for attempt in range(1, most + 1):
             agent = self._prepared_agent(task, setup)
-            agent.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], doubts={})
-            agent.limits = dataclasses.replace(
-                agent.limits,
+            agent.ctx.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], doubts={})
+            agent.ctx.limits = dataclasses.replace(
+                agent.ctx.limits,
                 max_steps=self.settings.max_steps - outcome.steps,
-                timeout=agent.limits.timeout if deadline is None else deadline - time.monotonic(),
+                timeout=agent.ctx.limits.timeout if deadline is None else deadline - time.monotonic(),
             )
             if attempt > 1:
-                agent.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
+                agent.ctx.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
             earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text
             outcome = agent.run(task, context_text=earlier, first_looks=setup.looks)
             if mark.checkpoint is not None and cp.damaged(self.root, mark.checkpoint):
@@ -451,7 +446,7 @@ class Session:
             cp.restore(self.root, mark.checkpoint)
             self.sandbox.run(f"cd {shlex.quote(self.sandbox.workdir)}")
             self.notify(f"attempt {attempt} {why}: the repository was put back and the task is tried afresh")
-            taken_back.append(_taken_back(attempt, why, agent.commands_ran))
+            taken_back.append(_taken_back(attempt, why, agent.ctx.commands_ran))
         return outcome
 
     def _task_setup(self, task: str) -> _TaskSetup:
@@ -474,17 +469,17 @@ class Session:
     def _prepared_agent(self, task: str, setup: _TaskSetup) -> Agent:
         """An agent for the task, its checks on "done" set up."""
         agent = self.agent()
-        agent.facts = TaskFacts(setup.outputs, setup.data_start, setup.substitution, self._verifier())
+        agent.ctx.facts = TaskFacts(setup.outputs, setup.data_start, setup.substitution, self._verifier())
         outputs, names, raises, looks = setup.outputs, setup.names, setup.raises, setup.looks
         # After an objection to the file asked for, a data task's begun script is begun again.
         asked = DoneCheck("outputs", lambda: output_problems(self.root, outputs, task), output=True, retry_cut=":")
-        agent.finish_checks.insert(0, asked)
+        agent.ctx.finish_checks.insert(0, asked)
         if names:
-            agent.finish_checks.insert(
+            agent.ctx.finish_checks.insert(
                 1, DoneCheck("names", lambda: missing_name(names, self._repository_text()), retry_cut=":")
             )
         if raises:
-            agent.finish_checks.append(
+            agent.ctx.finish_checks.append(
                 DoneCheck(
                     "raises",
                     lambda: failing_raises(self.sandbox, raises, self.notify, self.tree_kept),
@@ -492,12 +487,12 @@ class Session:
                     retry_cut=":\n",
                 )
             )
-        advise = agent.guards.failure_advice
-        agent.finish_checks.append(
+        advise = agent.ctx.guards.failure_advice
+        agent.ctx.finish_checks.append(
             DoneCheck(
                 "looks",
                 lambda: failing_look(
-                    self.root, self.sandbox, task, looks, advise, agent.first_look_results, self.tree_kept
+                    self.root, self.sandbox, task, looks, advise, agent.ctx.first_look_results, self.tree_kept
                 ),
                 retry_cut=":\n",
             )
@@ -522,8 +517,8 @@ class Session:
         """Go on with a task from a journaled step (see `session/resume.py`): one attempt, no retries,
         within what the limits leave."""
         agent = self._prepared_agent(task, self._task_setup(task))
-        agent.limits = dataclasses.replace(
-            agent.limits,
+        agent.ctx.limits = dataclasses.replace(
+            agent.ctx.limits,
             max_steps=max(0, self.settings.max_steps - (at.step - 1)),
             timeout=max(0.001, self.settings.timeout - elapsed) if self.settings.timeout else 0.0,
         )
@@ -544,7 +539,7 @@ class Session:
         every = self.policies.on("task-doubt-retries")
         return [
             check
-            for check in agent.finish_checks
+            for check in agent.ctx.finish_checks
             if check.retry_cut is not None and (every or not BY_NAME[check.switch].reads_task)
         ]
 

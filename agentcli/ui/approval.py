@@ -14,7 +14,7 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentcli.agent.loop import Decision
+from agentcli.agent.outcome import Decision
 from agentcli.errors import UsageError
 from agentcli.prompts import render
 from agentcli.ui.edits import CommandKind, classify

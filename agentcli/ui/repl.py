@@ -19,7 +19,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 
-from agentcli.agent.loop import Agent, Outcome
+from agentcli.agent.loop import Agent
+from agentcli.agent.outcome import Outcome
 from agentcli.config import Settings
 from agentcli.errors import EXIT_INTERRUPTED, AgentcliError
 from agentcli.events import CommandFinished, CommandStarted
@@ -194,7 +195,7 @@ class Repl:
             self.start_checkpoint = self.start_checkpoint or mark.checkpoint
         session.announce(text)
         task = self._with_notes(text)
-        before = dataclasses.replace(agent.outcome)
+        before = dataclasses.replace(agent.ctx.outcome)
 
         terminated = False
 
@@ -209,7 +210,7 @@ class Repl:
                 terminated = True
                 raise
 
-        outcome, _ = attempt(work, agent.outcome)
+        outcome, _ = attempt(work, agent.ctx.outcome)
         self.renderer.reset()
         done = outcome.status == "finished"
         this_task = Outcome(
@@ -285,7 +286,7 @@ class Repl:
         session, agent, approvals = self.session, self.agent, self.approvals
         if session is None or agent is None or approvals is None:
             return ""
-        o = agent.outcome
+        o = agent.ctx.outcome
         context = session.context
         fill = context.tokens() / max(1, context.available) if not self.fresh else 0.0
         shown = f"{fill:.0%}" if fill >= 0.1 or fill == 0 else f"{fill:.1%}"

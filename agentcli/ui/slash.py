@@ -61,7 +61,7 @@ def _help(repl: Repl, arg: str) -> None:
 
 def _plan(repl: Repl, arg: str) -> None:
     assert repl.agent is not None
-    plan = repl.agent.outcome.plan
+    plan = repl.agent.ctx.outcome.plan
     if not plan:
         repl.console.print("[dim]no plan yet: the model has not written one[/]")
         return
@@ -136,7 +136,7 @@ def _model(repl: Repl, arg: str) -> None:
         repl.console.print(f"model: {escape(repl.session.model.name)} [dim](/model NAME switches)[/]")
         return
     model = repl.session.load_model(arg)
-    repl.session.model = repl.agent.model = model
+    repl.session.model = repl.agent.ctx.model = model
     repl.console.print(f"model: [cyan]{escape(model.name)}[/] from the next step on; the history is kept")
 
 
@@ -183,7 +183,7 @@ def _fold_all_but_last(context) -> int:
 
 def _tokens(repl: Repl, arg: str) -> None:
     assert repl.session is not None and repl.agent is not None
-    o = repl.agent.outcome
+    o = repl.agent.ctx.outcome
     context = repl.session.context
     used = context.tokens() if not repl.fresh else 0
     repl.console.print(
@@ -194,7 +194,7 @@ def _tokens(repl: Repl, arg: str) -> None:
 
 def _cost(repl: Repl, arg: str) -> None:
     assert repl.agent is not None
-    cost = repl.agent.outcome.cost
+    cost = repl.agent.ctx.outcome.cost
     if cost:
         repl.console.print(f"cost so far: ${cost:.4f}")
     else:

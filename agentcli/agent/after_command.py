@@ -1,0 +1,155 @@
+"""What the loop notes around a command the model sent: before it runs (what it will edit or overwrite,
+the replacement a reply only described, the folders a redirect needs), and after, one hook a note each,
+in the order the model reads them. Each hook asks its policy; the loop knows none of them by name."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agentcli.agent.begun import read_file
+from agentcli.agent.checking import command_lines, only_changes
+from agentcli.agent.edit_notes import described_edits, sed_report
+from agentcli.agent.edits import sed_targets
+from agentcli.agent.focus import run_focus
+from agentcli.agent.guards import already_done
+from agentcli.agent.parsing import ParsedReply
+from agentcli.agent.printed import printed_not_written
+from agentcli.agent.run_context import RunContext
+from agentcli.agent.tracebacks import is_test_file
+from agentcli.prompts import render
+from agentcli.sandbox.base import Observation
+
+# `python3 -c "import os; for f in ...: ..."`: compound statements cannot follow `;` on one line.
+_ONE_LINE_PYTHON = re.compile(r"^\s*python3?\s+-c\s", re.MULTILINE)
+
+
+@dataclass
+class Ran:
+    """A command of the model's and what came of it, as the hooks after it see it."""
+
+    parsed: ParsedReply
+    command: str
+    obs: Observation | None = None
+    ok: bool = False  # it succeeded, or its failure is settled (nothing to commit, a server stopped)
+    edited: dict[str, str | None] = field(default_factory=dict)  # files its `sed` edits, as they were
+    overwritten: dict[str, str] = field(default_factory=dict)  # files its `>` overwrites, as they were
+
+
+def before_command(run: RunContext, ran: Ran) -> list[str]:
+    """Read what the command is about to change, and the notes on it before it runs."""
+    command, parsed, notes = ran.command, ran.parsed, []
+    ran.edited = {path: run.repo.read(path) for path in sed_targets(command)}
+    # Our own write of a block was judged before; the model's `>` is judged by what it did.
+    ran.overwritten = {} if parsed.file_write is not None else run.guards.before_overwrites(command)
+    if not ran.edited and parsed.file_write is None and run.policies.on("described-edits"):
+        notes += described_edits(run.repo, parsed.text)
+    if parsed.file_write is None and (made := run.guards.make_missing_folders(command)):
+        notes.append(made)
+    return notes
+
+
+def settled(run: RunContext, command: str, obs: Observation, server: str | None) -> str | None:
+    """Why a failed command is no failure (git's "nothing to commit", a server stopped), or None."""
+    note = already_done(command, obs) if run.policies.on("nothing-to-commit") else None
+    if server and obs.timed_out:
+        note = render("notes/server_stopped", server=server, seconds=obs.duration)
+    return note
+
+
+def record(run: RunContext, ran: Ran) -> None:
+    """The run's state after the command: the plan's progress, and how the last command went."""
+    state, obs = run.state, ran.obs
+    assert obs is not None
+    if ran.ok:
+        # A block of several lines is several steps of the plan done at once (counted as one, the
+        # next-step hint sends the model to redo them); a Python script is the whole plan as code.
+        script = ran.parsed.code is not None and ran.parsed.file_write is None
+        state.commands_since_plan += len(run.outcome.plan) if script else command_lines(ran.command)
+    elif run.progress().observing_due():
+        state.commands_since_plan += 1
+    state.unchecked = only_changes(ran.command)
+    state.last_exit_code = 0 if ran.ok else obs.exit_code if not obs.timed_out else 124
+    state.last_command = ran.command.strip()
+    state.last_failure = "" if ran.ok else failure_summary(obs)
+
+
+def notes_after(run: RunContext, ran: Ran) -> list[str]:
+    """Every hook's notes on the command that ran, in order."""
+    return [note for hook in AFTER for note in hook(run, ran)]
+
+
+def _sed_report(run: RunContext, ran: Ran) -> list[str]:
+    return sed_report(run.repo, ran.command, ran.edited) if ran.edited and _obs(ran).ok else []
+
+
+def _lossy_overwrites(run: RunContext, ran: Ran) -> list[str]:
+    return run.guards.undo_lossy_overwrites(ran.command, ran.overwritten)
+
+
+def _printed_output(run: RunContext, ran: Ran) -> list[str]:
+    obs = _obs(ran)
+    if not obs.ok or ran.parsed.file_write is not None or not run.policies.on("printed-output"):
+        return []
+    printed = printed_not_written(ran.command, obs.output, run.facts.asked_files, run.repo.read)
+    return [printed] if printed else []
+
+
+def _one_line_python(run: RunContext, ran: Ran) -> list[str]:
+    obs = _obs(ran)
+    failed = not obs.ok and _ONE_LINE_PYTHON.search(ran.command) and "SyntaxError" in obs.output
+    return [render("notes/one_line_python")] if failed else []
+
+
+def _failure_advice(run: RunContext, ran: Ran) -> list[str]:
+    advice = None if ran.ok else run.guards.failure_advice(_obs(ran))
+    return [advice] if advice else []
+
+
+def _failure_focus(run: RunContext, ran: Ran) -> list[str]:
+    """The code a failure points to; the loop begins the fix there if the same command is sent again."""
+    focus = run_focus(run, _obs(ran))
+    run.state.failure_at = None
+    if focus is None:
+        return []
+    path, line, context = focus
+    # The code to fix, never the test: small models told "fix test_x.py" rewrite the test.
+    run.state.failure_at = None if is_test_file(path) else (path, line)
+    return [context]
+
+
+def shown_output(run: RunContext, ran: Ran, step: int) -> tuple[Observation, list[str]]:
+    """The output as the model is shown it, and the note on it: output shown already is only pointed to
+    (policy `repeat-output`), and a file read again begins its change."""
+    obs = _obs(ran)
+    if ran.parsed.file_write is not None or not run.policies.on("repeat-output"):
+        return obs, []
+    if (repeat := run.recent_outputs.seen(step, ran.command, obs)) is None:
+        return obs, []
+    if (read := read_file(ran.command)) is not None:
+        run.begin_change(*read)
+    return repeat[0], [repeat[1]]
+
+
+AFTER: tuple[Callable[[RunContext, Ran], list[str]], ...] = (
+    _sed_report,
+    _lossy_overwrites,
+    _printed_output,
+    _one_line_python,
+    _failure_advice,
+    _failure_focus,
+)
+
+
+def _obs(ran: Ran) -> Observation:
+    assert ran.obs is not None
+    return ran.obs
+
+
+def failure_summary(obs: Observation) -> str:
+    if obs.timed_out:
+        return "it timed out"
+    lines = [line.strip() for line in obs.output.splitlines() if line.strip()]
+    last = f": {lines[-1][:200]}" if lines else ""
+    return f"exit {obs.exit_code}{last}"

@@ -1,0 +1,136 @@
+"""One call of the model: the prompt journaled, the reply streamed and cut once it holds its action,
+its tokens counted, and read into the action it asks for. Also whether a reply only copies one before."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from agentcli.agent.outcome import Stop
+from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply, repeating
+from agentcli.agent.reply_grammar import reply_grammar
+from agentcli.agent.run_context import RunContext
+from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
+from agentcli.events import ModelPrompt, TokenStreamed
+from agentcli.models.base import ContextLengthExceeded, Message, Reply
+
+# Times a prompt the provider rejected as too long is compacted harder and sent again.
+CONTEXT_RETRIES = 3
+# Characters of reply without any code fence after which generation stops (see ModelCalls.watcher).
+PROSE_LIMIT = 1500
+# A reply that starts as our own observations and notes do: the model echoing them back.
+_ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
+
+
+class ModelCalls:
+    def __init__(self, run: RunContext):
+        self.run = run
+
+    def complete(self, temperature: float | None = None) -> Reply:
+        """Call the model; a context-length error makes the context compact harder, then retry."""
+        run = self.run
+        for attempt in range(CONTEXT_RETRIES + 1):
+            try:
+                prompt = run.context.prompt()
+                self._journal_prompt(prompt, temperature)
+                shape: dict[str, Any] = {"grammar": grammar} if (grammar := self.grammar()) is not None else {}
+                if getattr(run.model, "calls_tools", False):
+                    shape["tools"] = ACTION_TOOLS
+                return run.model.complete(
+                    prompt,
+                    max_tokens=run.limits.reply_tokens,
+                    on_token=self._watcher(),
+                    temperature=run.temperature if temperature is None else temperature,
+                    prefix=run.state.reply_start,
+                    **shape,
+                )
+            except ContextLengthExceeded as e:
+                if attempt == CONTEXT_RETRIES or not run.context.shrink(str(e)):
+                    raise Stop("failed", f"the prompt does not fit the model's context window: {e}") from None
+        raise AssertionError("unreachable")
+
+    def read(self, reply: Reply, text: str) -> ParsedReply:
+        """The action a reply asks for, its code with no file placed (see agent.placing)."""
+        if reply.tool_call is not None:
+            parsed = parsed_call(reply.tool_call, text)
+        else:  # a reply decoded under the grammar is well formed: its last line is its action
+            parsed = parse_reply(text, strict=self.grammar() is not None)
+        self.run.placer.place(parsed)
+        return parsed
+
+    def account(self, reply: Reply) -> None:
+        outcome = self.run.outcome
+        outcome.tokens_in += reply.usage.prompt_tokens
+        outcome.tokens_out += reply.usage.completion_tokens
+        outcome.cost += reply.cost
+
+    def copied(self, text: str) -> str | None:
+        """What the reply copied instead of saying something new, or None."""
+        if normalised(text) in self.run.state.earlier_replies:
+            return "repeated an earlier reply word for word"
+        if _ECHO.match(text):
+            return "echoed a note of agentcli's instead of replying"
+        return None
+
+    def grammar(self) -> str | None:
+        """The reply protocol's grammar from where the begun reply leaves off, for a model that decodes
+        under one (passed only then: other models keep the protocol's older signature)."""
+        run = self.run
+        if not getattr(run.model, "constrains_replies", False) or not run.policies.on("reply-grammar"):
+            return None
+        return reply_grammar(run.state.reply_start)
+
+    def _journal_prompt(self, prompt: list[Message], temperature: float | None) -> None:
+        """The prompt as an event: what changed since the last one sent."""
+        state = self.run.state
+        keep = 0
+        for sent, message in zip(state.prompt_sent, prompt, strict=False):
+            if sent != message:
+                break
+            keep += 1
+        self.run.events.emit(
+            ModelPrompt(
+                step=self.run.outcome.steps + 1,
+                keep=keep,
+                messages=[dict(m) for m in prompt[keep:]],
+                prefix=state.reply_start,
+                temperature=self.run.temperature if temperature is None else temperature,
+                progress={
+                    "commands_since_plan": state.commands_since_plan,
+                    "format_errors": state.format_errors,
+                    "echoes_in_a_row": state.echoes_in_a_row,
+                },
+            )
+        )
+        state.prompt_sent = [dict(m) for m in prompt]
+
+    def _watcher(self) -> Callable[[str], bool]:
+        """Relays streamed pieces as events, and asks the model to stop once the reply holds its action
+        (what small models write after it, invented output and further steps, is ignored and costs
+        seconds) or once it goes round in a loop."""
+        run = self.run
+        streamed: list[str] = []
+
+        def on_token(piece: str) -> bool:
+            run.events.emit(TokenStreamed(text=piece))
+            streamed.append(piece)
+            if run.limits.timeout and run.elapsed() >= run.limits.timeout:
+                return True  # the wall clock holds during generation too; the next limit check ends the run
+            if "\n" not in piece and "`" not in piece:
+                return False
+            text = "".join(streamed)
+            # Small models can muse for hundreds of tokens without ever writing a command; past this
+            # much prose, stop and ask for the command rather than wait for it.
+            return action_complete(text) or repeating(text) or (len(text) > PROSE_LIMIT and "```" not in text)
+
+        return on_token
+
+
+def reply_text(reply: Reply) -> str:
+    """A reply as it reads in the conversation: a tool call in the text protocol's form."""
+    return reply.text if reply.tool_call is None else call_text(reply.tool_call, reply.text)
+
+
+def normalised(reply: str) -> str:
+    return " ".join(reply.split())

@@ -1,0 +1,83 @@
+"""What every part of the loop works with: the model, the sandbox, the context window, the policies, the
+run's state and counters, and the begun reply. The loop owns one `RunContext`; the parts that ask the
+model, look first, guard and note on commands, choose between tries and judge DONE are handed it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+
+from agentcli.agent.begun import change_start
+from agentcli.agent.done_checks import DoneCheck
+from agentcli.agent.guards import CommandGuards
+from agentcli.agent.outcome import Outcome, RunLimits
+from agentcli.agent.placing import Placer
+from agentcli.agent.plan_progress import PlanProgress
+from agentcli.agent.repeats import RecentOutputs
+from agentcli.agent.repo_view import RepoView
+from agentcli.agent.state import RunState, TaskFacts
+from agentcli.agent.unrun import UnrunScripts
+from agentcli.context.window import Context
+from agentcli.events import EventBus, Notice
+from agentcli.models.base import Model
+from agentcli.policies import Policies
+from agentcli.sandbox.base import Observation, Sandbox
+
+TreeKept = Callable[[], AbstractContextManager[list[str]]]
+
+
+@dataclass
+class RunContext:
+    model: Model
+    sandbox: Sandbox
+    repo: RepoView
+    events: EventBus
+    limits: RunLimits
+    context: Context
+    policies: Policies
+    guards: CommandGuards
+    placer: Placer
+    # Where the session can, what a check or first look changes in the work tree is put back.
+    tree_kept: TreeKept
+    state: RunState = field(default_factory=RunState)
+    facts: TaskFacts = field(default_factory=TaskFacts)
+    outcome: Outcome = field(default_factory=lambda: Outcome(status="failed", reason="not started"))
+    commands_ran: list[str] = field(default_factory=list)  # every command that ran, in order
+    # Asked in order when the model says it is done, after the loop's own checks.
+    finish_checks: list[DoneCheck] = field(default_factory=list)
+    recent_outputs: RecentOutputs = field(default_factory=RecentOutputs)
+    # The scripts the task asks for: whether they ran since they last changed.
+    unrun: UnrunScripts = field(default_factory=lambda: UnrunScripts((), lambda path: None))
+    first_look_results: dict[str, Observation] = field(default_factory=dict)  # how each first look ran
+    temperature: float | None = None  # sampling temperature for every reply; None: the model's own
+
+    def progress(self) -> PlanProgress:
+        return PlanProgress(self.outcome.plan, self.state.commands_since_plan)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.state.started
+
+    def begin_reply(self, start: str, definition_in: str | None = None) -> bool:
+        """Begin the next reply with `start`, where the model can go on from it (see agent.begun);
+        `definition_in`: the file whose one definition `start` begins."""
+        if not getattr(self.model, "continues_replies", False) or not self.policies.on("begun-replies"):
+            return False
+        self.state.reply_start, self.state.reply_definition = start, definition_in
+        return True
+
+    def in_definition(self, path: str, line: int) -> bool:
+        """Whether line `line` of `path` is inside a definition whose change a reply can begin."""
+        start = change_start(path, self.repo.read(path) or "", line)
+        return start is not None and start.definition
+
+    def begin_change(self, path: str, line: int | None) -> None:
+        """Begin the next reply with a change to `path` about line `line` (see agent.begun)."""
+        if (text := self.repo.read(path)) is None:
+            return
+        if line is None and self.state.shown_definition is not None and self.state.shown_definition[0] == path:
+            line = self.state.shown_definition[1]
+        start = change_start(path, text, line)
+        if start is not None and self.begin_reply(start.text, path if start.definition else None):
+            self.events.emit(Notice(message=f"the reply begins with a change to {path}, for the model to go on"))

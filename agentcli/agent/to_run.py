@@ -1,0 +1,56 @@
+"""The command a reply comes to once repaired, placed and its block written, and the notes on it; or
+`Refused` where a guard will not run it (a misplaced change, a fragment for a file, a refused command,
+the same failing command again)."""
+
+from __future__ import annotations
+
+from agentcli.agent.outcome import Stop
+from agentcli.agent.parsing import ParsedReply
+from agentcli.agent.repair import repair
+from agentcli.agent.run_context import RunContext
+from agentcli.agent.verdicts import Refused
+from agentcli.agent.writes import block_write
+from agentcli.prompts import render
+
+
+def command_to_run(run: RunContext, parsed: ParsedReply) -> tuple[str, list[str]]:
+    state = run.state
+    notes = parsed.notes
+    command, repaired = repair(parsed.command or "")
+    if repaired:
+        notes = [*notes, repaired]
+    if (placed := run.guards.placement(command, state.task)) is not None:
+        # Told where the change goes instead, a small model sends its command again: it runs as meant.
+        instead, why = placed
+        if instead is None:
+            raise Refused(render("refusals/misplaced", why=why))
+        command, notes = instead, [*notes, render("notes/ran_instead", why=why, command=instead)]
+    if parsed.file_write is not None:
+        written = block_write(run.repo, parsed, state.begun_definition_in)
+        if isinstance(written, str):
+            raise Refused(written, "fragment")
+        # A command sent beside the edit (the tests, usually) runs right after it.
+        command = written[0] + (f"\n{command}" if command.strip() else "")
+        notes = [*written[1], *notes]
+    refusal = run.guards.refusal(command, state.task)
+    if refusal is not None:
+        raise Refused(refusal)
+    if command.strip() == state.last_command and state.last_failure and run.policies.on("repeat-refusal"):
+        _refuse_repeat(run, command)
+    return command, notes
+
+
+def _refuse_repeat(run: RunContext, command: str) -> None:
+    """Nothing ran since: the same command fails the same way, and a small model that sees it fail again
+    only sends it again. Name what to do instead, as concretely as possible; sent once more after that,
+    the run is stuck (and a fresh attempt has a better chance)."""
+    state = run.state
+    if state.refused == command.strip():
+        raise Stop("failed", "stuck: the same failing command was sent again after it was refused")
+    state.refused = command.strip()
+    path, line = state.failure_at or (None, None)
+    if state.failure_at is not None:
+        # Told to fix the code at that line, a small model sends the failing command once more.
+        run.begin_change(*state.failure_at)
+    message = render("refusals/repeated_failure", failure=state.last_failure, path=path, line=line)
+    raise Refused(message, "repeat-refusal")

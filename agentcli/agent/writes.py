@@ -1,0 +1,22 @@
+"""A reply's file block as the command that writes it, or why it is not written."""
+
+from __future__ import annotations
+
+from agentcli.agent.edits import describe_change, new_content, replaces_with_fragment, write_command
+from agentcli.agent.parsing import ParsedReply
+from agentcli.agent.repo_view import RepoView
+from agentcli.prompts import render
+
+
+def block_write(repo: RepoView, parsed: ParsedReply, begun_in: str | None) -> tuple[str, list[str]] | str:
+    """The command that writes `parsed`'s block to its file and the notes on it, or why it is not written
+    (`begun_in`: the file whose one definition the reply was begun with)."""
+    assert parsed.file_write is not None
+    path, block = parsed.file_write
+    before = repo.read(path)
+    content, how = new_content(path, before, block, partial=path == begun_in)
+    if before is not None and replaces_with_fragment(before, content):
+        # "Look at line 15:" and a one-line block: a quote, not the file's new content.
+        shown, lines = len(content.splitlines()), len(before.splitlines())
+        return render("refusals/fragment", path=path, shown=shown, lines=lines)
+    return write_command(path, content), [f"{how}.", describe_change(path, before, content)]

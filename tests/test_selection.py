@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.agent.checking import runs_check
 from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import RunLimits
-from agentcli.agent.selection import Verdict, best, pytest_verdict, temperatures
-from agentcli.events import CandidateScored, Event, EventBus
+from agentcli.agent.selection import Verdict, best, pytest_verdict, temperatures, with_check
+from agentcli.events import CandidateScored, Event, EventBus, ModelPrompt
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.repo import checkpoint as cp
@@ -77,7 +78,7 @@ def _run(root: Path, replies: list[str], policies: Policies, candidates: int) ->
             policies=policies,
             tree_kept=lambda: cp.tree_kept(root),
         )
-        agent.ctx.facts.verifier = verifier
+        agent.ctx.facts.verifier, agent.ctx.facts.takes_back = verifier, True
         agent.run("Fix add in calc.py")
     return seen, checked
 
@@ -143,3 +144,75 @@ def test_a_candidate_that_rewrites_a_test_is_not_judged(tmp_path: Path):
     seen, checked = _run(root, [WRONG, gamed, "DONE: changed"], Policies.every(), candidates=2)
     scored = [(e.index, e.failed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
     assert scored == [(0, 1, True), (1, None, False)] and len(checked) == 1
+
+
+def test_the_models_own_check_counts_beside_the_tests():
+    assert with_check(None, True) == Verdict(0, 1)
+    assert with_check(None, False) == Verdict(1, 0)
+    assert with_check(Verdict(1, 4), False) == Verdict(2, 4)
+
+
+@pytest.mark.parametrize(
+    ("command", "check"),
+    [
+        ("python3 app.py", True),
+        ("cd src && python3 -m pytest -q", True),
+        ("python3 report.py data.csv | tail -5", True),
+        ("./run.sh", True),
+        ("bash ci.sh", True),
+        ("python3 -m unittest", True),
+        # Not a run of the code as it is: it writes, installs, runs a snippet or changes first.
+        ("python3 app.py > out.txt", False),
+        ("python3 -c 'import app'", False),
+        ("python3 -m pip install requests", False),
+        ("python3 - <<'EOF'\nimport app\nEOF", False),
+        ("sed -i 's/a/b/' app.py && python3 app.py", False),
+        ("python3 app.py | tee log", False),
+        ("git status", False),
+        ("cat app.py", False),
+    ],
+)
+def test_what_counts_as_a_check_of_the_models(command: str, check: bool):
+    assert runs_check(command) is check
+
+
+BROKEN_APP = "def total(xs):\n    return sum(xs) +\n\nprint(total([1, 2]))\n"
+RUN_APP = "```bash\npython3 app.py\n```"
+SED_WRONG = "```bash\nsed -i 's/sum(xs) +/sum(xs) -/' app.py\n```"  # still a syntax error
+SED_RIGHT = "```bash\nsed -i 's/sum(xs) +$/sum(xs)/' app.py\n```"
+
+
+def _own_check_run(root: Path, replies: list[str], takes_back: bool = True) -> list[Event]:
+    seen: list[Event] = []
+    with HostSandbox(root, channel_for(root)) as box:
+        agent = Agent(
+            ScriptedModel(replies),
+            box,
+            EventBus([seen.append]),
+            limits=RunLimits(candidates=2),
+            policies=Policies.every(),
+            tree_kept=lambda: cp.tree_kept(root),
+        )
+        agent.ctx.facts.takes_back = takes_back
+        agent.run("app.py does not run: make it print the total")
+    return seen
+
+
+def test_sed_candidates_are_judged_by_the_program_the_model_ran_that_failed(tmp_path: Path):
+    root = committed_repo(tmp_path / "repo", {"app.py": BROKEN_APP})
+    seen = _own_check_run(root, [RUN_APP, SED_WRONG, SED_RIGHT, RUN_APP, "DONE: it prints 3"])
+    scored = [(e.index, e.failed, e.passed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
+    assert scored == [(0, 1, 0, False), (1, 0, 1, True)]
+    assert "return sum(xs)\n" in (root / "app.py").read_text()
+    # The check is journaled with each prompt after it ran, for a resumed run to judge by it too.
+    prompts = [e for e in seen if isinstance(e, ModelPrompt)]
+    assert prompts[0].progress["own_check"] == "" and prompts[1].progress["own_check"] == "python3 app.py"
+
+
+def test_no_candidates_without_a_check_or_where_a_change_cannot_be_taken_back(tmp_path: Path):
+    root = committed_repo(tmp_path / "repo", {"app.py": BROKEN_APP})
+    seen = _own_check_run(root, [SED_WRONG, SED_RIGHT, RUN_APP, "DONE: fixed"])  # no check has run yet
+    assert not [e for e in seen if isinstance(e, CandidateScored)]
+    root = committed_repo(tmp_path / "other", {"app.py": BROKEN_APP})
+    seen = _own_check_run(root, [RUN_APP, SED_WRONG, SED_RIGHT, RUN_APP, "DONE: fixed"], takes_back=False)
+    assert not [e for e in seen if isinstance(e, CandidateScored)]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcli.agent.begun import read_file
-from agentcli.agent.checking import command_lines, only_changes
+from agentcli.agent.checking import command_lines, only_changes, runs_check
 from agentcli.agent.edit_notes import described_edits, sed_report
 from agentcli.agent.edits import sed_targets
 from agentcli.agent.focus import run_focus
@@ -73,6 +73,8 @@ def record(run: RunContext, ran: Ran) -> None:
     state.last_exit_code = 0 if ran.ok else obs.exit_code if not obs.timed_out else 124
     state.last_command = ran.command.strip()
     state.last_failure = "" if ran.ok else failure_summary(obs)
+    if not ran.ok and runs_check(ran.command) and run.guards.server(ran.command) is None:
+        state.own_check = ran.command.strip()
 
 
 def notes_after(run: RunContext, ran: Ran) -> list[str]:

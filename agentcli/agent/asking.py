@@ -100,6 +100,7 @@ class ModelCalls:
                     "commands_since_plan": state.commands_since_plan,
                     "format_errors": state.format_errors,
                     "echoes_in_a_row": state.echoes_in_a_row,
+                    "own_check": state.own_check,
                 },
             )
         )

@@ -1,19 +1,20 @@
-"""Where the loop lets the check choose between tries (policy `select`, see agent.selection): whether a
-step's reply is one of several, sampling the others, and the check's verdict on each, applied to the
+"""Where the loop lets the checks choose between tries (policy `select`, see agent.selection): whether a
+step's reply is one of several, sampling the others, and the checks' verdict on each, applied to the
 work tree and taken back."""
 
 from __future__ import annotations
 
 from agentcli.agent.asking import ModelCalls, reply_text
+from agentcli.agent.edits import sed_targets
 from agentcli.agent.parsing import ParsedReply
 from agentcli.agent.run_context import RunContext
-from agentcli.agent.selection import CHECK_SECONDS, Candidate, Verdict, choose
+from agentcli.agent.selection import CHECK_SECONDS, Candidate, Verdict, choose, with_check
 from agentcli.agent.tracebacks import is_test_file
 from agentcli.agent.writes import block_write
 from agentcli.events import Notice
 from agentcli.models.base import Reply
 
-# Seconds a run must have left for a step to sample more replies for the check to choose from.
+# Seconds a run must have left, beside the checks, for a step to sample more replies to choose from.
 SELECTION_MIN_SECONDS = 60.0
 
 
@@ -22,27 +23,31 @@ class Candidates:
         self.run, self.calls = run, calls
 
     def wanted(self, parsed: ParsedReply) -> bool:
-        """Whether this step's reply is one of several for the check to choose from: it writes a file,
-        the run has a check, and time is left for more replies."""
+        """Whether this step's reply is one of several for the checks to choose from: it changes code,
+        the run has a check and can take a change back, and time is left for more replies."""
         run = self.run
-        if parsed.file_write is None or run.facts.verifier is None or not run.policies.on("select"):
+        if run.limits.candidates < 2 or not run.policies.on("select") or not run.facts.takes_back:
             return False
-        # Time for the replies and a check of each, and for the chosen one to run after.
-        needed = SELECTION_MIN_SECONDS + run.limits.candidates * CHECK_SECONDS
-        left = run.limits.timeout - run.elapsed() if run.limits.timeout else None
-        return run.limits.candidates > 1 and (left is None or left > needed)
+        if not self._checks() or not (parsed.file_write is not None or sed_targets(parsed.command or "")):
+            return False
+        # Time for the replies and the checks of each, and for the chosen one to run after.
+        needed = SELECTION_MIN_SECONDS + run.limits.candidates * self._checks() * CHECK_SECONDS
+        return not run.limits.timeout or run.limits.timeout - run.elapsed() > needed
+
+    def _checks(self) -> int:
+        """How many checks judge a candidate: the repository's tests, the model's own check."""
+        return (self.run.facts.verifier is not None) + bool(self.run.state.own_check)
 
     def choose(
         self, step: int, reply: Reply, text: str, parsed: ParsedReply, taken: float | None
     ) -> tuple[Reply, str, ParsedReply]:
-        """The reply of several to this step's prompt that the check judges best; `taken`: the
+        """The reply of several to this step's prompt that the checks judge best; `taken`: the
         temperature the first was sampled at."""
         count = self.run.limits.candidates
 
         def sample(temperature: float) -> Candidate:
-            self.run.events.emit(
-                Notice(message=f"sampling another reply for the tests to choose from ({count} in all)")
-            )
+            message = f"sampling another reply for the check to choose from ({count} in all)"
+            self.run.events.emit(Notice(message=message))
             extra = self.calls.complete(temperature=temperature)
             self.calls.account(extra)
             extra_text = reply_text(extra)
@@ -52,16 +57,34 @@ class Candidates:
         chosen = choose(step, first, sample, self._verdict, self.run.events.emit, count, taken)
         return chosen.reply, chosen.text, chosen.parsed
 
-    def _verdict(self, parsed: ParsedReply) -> Verdict | None:
-        """The check's verdict on the work tree with `parsed`'s file write applied; the tree is put back.
-        None for a write the loop would not make, and for a write to a test (the tests are the judge)."""
+    def _change(self, parsed: ParsedReply) -> str | None:
+        """The command that makes `parsed`'s change; None for a reply that changes no code, a change the
+        loop would not make, and a change to a test (the tests are the judge)."""
         run = self.run
-        if parsed.file_write is None or run.facts.verifier is None or is_test_file(parsed.file_write[0]):
+        if parsed.file_write is not None:
+            written = block_write(run.repo, parsed, run.state.reply_definition)
+            paths, command = [parsed.file_write[0]], written[0] if isinstance(written, tuple) else None
+        else:
+            command = parsed.command
+            paths = sed_targets(command or "")
+        if command is None or not paths or any(is_test_file(path) for path in paths):
             return None
-        written = block_write(run.repo, parsed, run.state.reply_definition)
-        if not isinstance(written, tuple) or run.guards.refusal(written[0], run.state.task) is not None:
+        return command if run.guards.refusal(command, run.state.task) is None else None
+
+    def _verdict(self, parsed: ParsedReply) -> Verdict | None:
+        """The checks' verdict on the work tree with `parsed`'s change made; the tree is put back after.
+        None where the change is not made, fails, or the repository's tests say nothing of it."""
+        run, change = self.run, self._change(parsed)
+        if change is None:
             return None
         with run.tree_kept():
-            if not run.sandbox.run(written[0]).ok:
+            # In a subshell: a `cd` or `set` in the change stays in it.
+            if not run.sandbox.run(f"(\n{change}\n)", timeout=CHECK_SECONDS).ok:
                 return None
-            return run.facts.verifier()
+            tests = run.facts.verifier() if run.facts.verifier is not None else None
+            if run.facts.verifier is not None and tests is None:
+                return None
+            if not run.state.own_check:
+                return tests
+            check = f"(\nexport PYTHONDONTWRITEBYTECODE=1\n{run.state.own_check}\n)"
+            return with_check(tests, run.sandbox.run(check, timeout=CHECK_SECONDS).ok)

@@ -181,3 +181,45 @@ def runs_script(command: str, path: str) -> bool:
             if words and words[0].removeprefix("./") == path.removeprefix("./"):
                 return True
     return False
+
+
+# Programs that run code, and the filters a check's output may be piped through.
+_RUNNERS = frozenset({"python", "python3", "pytest", "node", "bash", "sh"})
+_FILTERS = frozenset({"head", "tail", "grep", "wc", "sort", "cat"})
+_CD = re.compile(r"^cd\s+\S+$")
+
+
+def runs_check(command: str) -> bool:
+    """Whether `command` only runs code (a program, a script, the tests), after an optional `cd`, with
+    its output perhaps piped through a filter: a check the model wrote that can be run again as it is,
+    on another version of the code. Writes, git, installs, `-c` snippets and here-documents are not."""
+    if "<<" in command or "$(" in command or "`" in command:
+        return False
+    parts = simple_commands(without_comment_lines(command))
+    if parts and _CD.match(parts[0].strip()):
+        parts = parts[1:]
+    if not parts:
+        return False
+    for part in parts:
+        if _writes(part):
+            return False
+        stages = [stage.strip() for stage in part.split("|")]
+        first = [w for w in _words(stages[0]) if not re.match(r"^[A-Za-z_]\w*=", w)]
+        if not first or not _runs_code(first):
+            return False
+        if any(_words(stage)[:1] and _words(stage)[0] not in _FILTERS for stage in stages[1:]):
+            return False
+    return True
+
+
+def _runs_code(words: list[str]) -> bool:
+    program = words[0]
+    if program.startswith("./"):
+        return True
+    if program not in _RUNNERS:
+        return False
+    args = words[1:]
+    if "-c" in args or (program in ("bash", "sh") and not any(not a.startswith("-") for a in args)):
+        return False
+    # `python3 -m pip install`: an install, not a run of the code.
+    return args[:1] != ["-m"] or args[1:2] in (["pytest"], ["unittest"])

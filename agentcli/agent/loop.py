@@ -121,6 +121,7 @@ class Agent:
         ctx.commands_ran = list(at.commands)
         state.commands_since_plan = int(at.progress.get("commands_since_plan", 0))
         state.echoes_in_a_row = int(at.progress.get("echoes_in_a_row", 0))
+        state.own_check = str(at.progress.get("own_check", ""))
         state.earlier_replies = {normalised(text) for text in at.replies}
         state.reply_start = at.prefix
         return self._drive(format_errors=int(at.progress.get("format_errors", 0)))
@@ -128,6 +129,7 @@ class Agent:
     def continue_with(self, task: str) -> Outcome:
         """A follow-up task in the same session: history and sandbox state are kept."""
         self.ctx.state.task = task
+        self.ctx.state.own_check = ""  # the earlier task's check says nothing of this one
         self.ctx.recent_outputs = RecentOutputs()  # what the earlier task printed may be summarised away
         self.ctx.context.add("user", render("task", task=task.strip(), context=""))
         return self._drive()

@@ -1,6 +1,7 @@
-"""The sandbox chooses between tries (policy `select`): at a step whose reply changes code, where the
-run has a check it can run (the repository's tests), more replies are sampled, each is applied to the
-work tree in turn and taken back, the check runs on each, and the reply with the best verdict goes on.
+"""The sandbox chooses between tries (policy `select`): at a step whose reply changes code (a file
+written, a `sed -i`), where the run has a check it can run (the repository's tests, and the model's own
+check: the last program or tests it ran that failed), more replies are sampled, each is applied to the
+work tree in turn and taken back, the checks run on each, and the reply with the best verdict goes on.
 
 It never reads the task: the verdict is the sandbox's. With llama.cpp the candidates share the
 evaluated prompt (the backend reuses the KV cache of the longest common prefix), so each costs only
@@ -42,6 +43,12 @@ class Verdict:
 
 # Runs the check on the work tree as it is now; None where it cannot say (no tests collected, a timeout).
 Verifier = Callable[[], Verdict | None]
+
+
+def with_check(tests: Verdict | None, passed: bool) -> Verdict:
+    """The verdict of the repository's tests (None where the run has none) with one more check counted."""
+    tests = tests or Verdict(0, 0)
+    return Verdict(tests.failed + (not passed), tests.passed + passed)
 
 
 def pytest_verdict(exit_code: int, output: str, timed_out: bool = False) -> Verdict | None:

@@ -21,7 +21,8 @@ class TaskFacts:
     # How the reply after "nothing has changed yet" begins where no definition was shown (the `sed`
     # that replaces the text the task replaces).
     unchanged_start: str = ""
-    verifier: Verifier | None = None  # the check candidate replies are judged by (see agent.selection)
+    verifier: Verifier | None = None  # the repository's tests, that candidate replies are judged by (agent.selection)
+    takes_back: bool = False  # whether a candidate's change can be put back (git keeps the work tree)
 
 
 @dataclass
@@ -51,3 +52,6 @@ class RunState:
     reply_definition: str | None = None  # the same, for the reply begun next
     prompt_sent: list[Message] = field(default_factory=list)  # the last prompt journaled
     objected: DoneCheck | None = None  # the check on DONE that objected last
+    # The model's own check: the last command it ran that only runs the code (checking.runs_check) and
+    # failed. Candidate replies are judged by it too (agent.selection); "" for none yet.
+    own_check: str = ""

@@ -469,7 +469,9 @@ class Session:
     def _prepared_agent(self, task: str, setup: _TaskSetup) -> Agent:
         """An agent for the task, its checks on "done" set up."""
         agent = self.agent()
-        agent.ctx.facts = TaskFacts(setup.outputs, setup.data_start, setup.substitution, self._verifier())
+        agent.ctx.facts = TaskFacts(
+            setup.outputs, setup.data_start, setup.substitution, self._verifier(), takes_back=self.use_git
+        )
         outputs, names, raises, looks = setup.outputs, setup.names, setup.raises, setup.looks
         # After an objection to the file asked for, a data task's begun script is begun again.
         asked = DoneCheck("outputs", lambda: output_problems(self.root, outputs, task), output=True, retry_cut=":")

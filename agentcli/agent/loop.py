@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 
 from agentcli.agent.after_command import Ran, before_command, notes_after, record, settled, shown_output
-from agentcli.agent.asking import ModelCalls, normalised, reply_text
+from agentcli.agent.asking import ModelCalls, normalised
 from agentcli.agent.candidates import Candidates
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.finishing import Finisher
@@ -22,6 +22,7 @@ from agentcli.agent.outcome import Approver, Outcome, Resumed, RunLimits, Stop
 from agentcli.agent.parsing import ParsedReply, printed_done, reply_gist, without_plan
 from agentcli.agent.placing import Placer
 from agentcli.agent.repeats import RecentOutputs
+from agentcli.agent.replying import step_reply
 from agentcli.agent.repo_view import RepoView
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.stuck import StuckDetector
@@ -33,14 +34,11 @@ from agentcli.events import (
     CommandStarted,
     EventBus,
     FormatError,
-    ModelReplied,
-    ModelStarted,
-    ModelTokens,
     Notice,
     Nudge,
     PlanUpdated,
 )
-from agentcli.models.base import Model, ModelGaveUp
+from agentcli.models.base import Model
 from agentcli.policies import Policies
 from agentcli.prompts import render
 from agentcli.sandbox.base import Sandbox
@@ -48,8 +46,6 @@ from agentcli.sandbox.base import Sandbox
 # Seconds a server the model starts in the foreground runs before it is stopped: long enough to
 # print its start-up lines or crash, where waiting for the command timeout costs a third of the run.
 SERVER_SECONDS = 10.0
-# Sampling temperature for a second try when a reply repeats an earlier one.
-RESAMPLE_TEMPERATURE = 0.7
 
 
 class Agent:
@@ -142,7 +138,7 @@ class Agent:
         state.questioned = set()
         try:
             while True:
-                self._check_limits()
+                self.ctx.check_limits()
                 self._step()
         except Stop as stop:
             outcome.status, outcome.reason, outcome.summary = stop.status, stop.reason, stop.summary
@@ -153,43 +149,7 @@ class Agent:
     def _step(self) -> None:
         ctx, state, outcome = self.ctx, self.ctx.state, self.ctx.outcome
         step = outcome.steps + 1
-        ctx.events.emit(ModelStarted(step=step))
-        started = time.monotonic()
-        try:
-            reply = self.calls.complete()
-            copied = self.calls.copied(reply_text(reply)) if ctx.policies.on("resample") else None
-            if copied is not None:
-                # Greedy decoding that has written a reply before, word for word, is copying itself and
-                # would go round the same circle forever; one that echoes our own notes back has nothing
-                # of its own to say. One sample at a higher temperature breaks it; a DONE that comes back
-                # even then is the model insisting, which the checks judge.
-                self.calls.account(reply)
-                ctx.events.emit(Notice(message=f"the model {copied}: asking again"))
-                reply = self.calls.complete(temperature=RESAMPLE_TEMPERATURE)
-            text = reply_text(reply)
-            parsed = self.calls.read(reply, text)
-            if selected := self.candidates.wanted(parsed):
-                self.calls.account(reply)  # every candidate's tokens count, the one kept among them
-                taken = RESAMPLE_TEMPERATURE if copied is not None else ctx.temperature
-                reply, text, parsed = self.candidates.choose(step, reply, text, parsed, taken)
-        except ModelGaveUp as e:
-            raise Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
-        finally:
-            state.begun_definition_in = state.reply_definition
-            state.reply_start, state.reply_definition = "", None
-        outcome.steps = step
-        if not selected:
-            self.calls.account(reply)
-        state.earlier_replies.add(normalised(text))
-        usage = reply.usage
-        ctx.events.emit(
-            ModelReplied(
-                step=step, text=text, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                cost=reply.cost, duration=time.monotonic() - started, prompt_evaluated=usage.prompt_evaluated,
-            )
-        )  # fmt: skip
-        if isinstance(reply.raw, dict) and isinstance(ids := reply.raw.get("tokens"), dict):
-            ctx.events.emit(ModelTokens(step=step, **ids))
+        text, parsed = step_reply(ctx, self.calls, self.candidates, step)
         unchanged_plan = parsed.plan is not None and parsed.plan == outcome.plan
         kept = parsed.history_text or text
         ctx.context.add("assistant", without_plan(kept) if unchanged_plan else kept)
@@ -229,7 +189,7 @@ class Agent:
         notes = [*notes, *before_command(ctx, ran)]
         ctx.events.emit(CommandStarted(step=step, command=command, notes=notes))
         server = ctx.guards.server(command)
-        timeout = min(SERVER_SECONDS, self._command_timeout()) if server else self._command_timeout()
+        timeout = min(SERVER_SECONDS, self.ctx.command_timeout()) if server else self.ctx.command_timeout()
         try:
             obs = ran.obs = ctx.sandbox.run(command, timeout=timeout)
         except KeyboardInterrupt:
@@ -276,22 +236,3 @@ class Agent:
             raise Stop("failed", f"{state.format_errors} replies in a row had no usable command")
         told = message if rejected.command_ran else render("format_errors/no_command_ran", error=message.rstrip())
         ctx.context.add("user", told)
-
-    def _command_timeout(self) -> float:
-        timeout, limits = self.ctx.limits.command_timeout, self.ctx.limits
-        if limits.timeout:
-            # A command that never ends (a server started in the foreground) may take a third of the
-            # time left, not all of it: the run still has time to learn from the timeout.
-            timeout = max(1.0, min(timeout, (limits.timeout - self.ctx.elapsed()) / 3))
-        return timeout
-
-    def _check_limits(self) -> None:
-        limits, o = self.ctx.limits, self.ctx.outcome
-        if o.steps - self.ctx.state.first_step >= limits.max_steps:
-            raise Stop("failed", f"step limit reached ({limits.max_steps} steps)")
-        if limits.timeout and self.ctx.elapsed() >= limits.timeout:
-            raise Stop("failed", f"time limit reached ({limits.timeout:g}s)")
-        if limits.max_tokens and o.tokens_in + o.tokens_out >= limits.max_tokens:
-            raise Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")
-        if limits.max_cost and o.cost >= limits.max_cost:
-            raise Stop("failed", f"cost limit reached (${limits.max_cost:g})")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from agentcli.agent.begun import change_start
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.guards import CommandGuards
-from agentcli.agent.outcome import Outcome, RunLimits
+from agentcli.agent.outcome import Outcome, RunLimits, Stop
 from agentcli.agent.placing import Placer
 from agentcli.agent.plan_progress import PlanProgress
 from agentcli.agent.repeats import RecentOutputs
@@ -58,6 +58,27 @@ class RunContext:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.state.started
+
+    def check_limits(self) -> None:
+        """Stop the run where a limit is reached: steps, time, tokens, cost."""
+        limits, o = self.limits, self.outcome
+        if o.steps - self.state.first_step >= limits.max_steps:
+            raise Stop("failed", f"step limit reached ({limits.max_steps} steps)")
+        if limits.timeout and self.elapsed() >= limits.timeout:
+            raise Stop("failed", f"time limit reached ({limits.timeout:g}s)")
+        if limits.max_tokens and o.tokens_in + o.tokens_out >= limits.max_tokens:
+            raise Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")
+        if limits.max_cost and o.cost >= limits.max_cost:
+            raise Stop("failed", f"cost limit reached (${limits.max_cost:g})")
+
+    def command_timeout(self) -> float:
+        """Seconds the model's next command may run."""
+        timeout, limits = self.limits.command_timeout, self.limits
+        if limits.timeout:
+            # A command that never ends (a server started in the foreground) may take a third of the
+            # time left, not all of it: the run still has time to learn from the timeout.
+            timeout = max(1.0, min(timeout, (limits.timeout - self.elapsed()) / 3))
+        return timeout
 
     def begin_reply(self, start: str, definition_in: str | None = None) -> bool:
         """Begin the next reply with `start`, where the model can go on from it (see agent.begun);

@@ -1,0 +1,60 @@
+"""A step's reply: asked for, asked again at a higher temperature where it copies an earlier one (policy
+`resample`), chosen among candidates where the checks can choose (policy `select`), counted and
+journaled as the step's `model_replied`."""
+
+from __future__ import annotations
+
+import time
+
+from agentcli.agent.asking import ModelCalls, normalised, reply_text
+from agentcli.agent.candidates import Candidates
+from agentcli.agent.outcome import Stop
+from agentcli.agent.parsing import ParsedReply
+from agentcli.agent.run_context import RunContext
+from agentcli.events import ModelReplied, ModelStarted, ModelTokens, Notice
+from agentcli.models.base import ModelGaveUp
+
+# Sampling temperature for a second try when a reply repeats an earlier one.
+RESAMPLE_TEMPERATURE = 0.7
+
+
+def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step: int) -> tuple[str, ParsedReply]:
+    """The reply step `step` goes on with, as it reads and as an action; its tokens counted, the
+    candidates' among them."""
+    state = ctx.state
+    ctx.events.emit(ModelStarted(step=step))
+    started = time.monotonic()
+    try:
+        reply = calls.complete()
+        copied = calls.copied(reply_text(reply)) if ctx.policies.on("resample") else None
+        if copied is not None:
+            # Greedy decoding that has written a reply before, word for word, is copying itself and
+            # would go round the same circle forever; one that echoes our own notes back has nothing
+            # of its own to say. One sample at a higher temperature breaks it; a DONE that comes back
+            # even then is the model insisting, which the checks judge.
+            calls.account(reply)
+            ctx.events.emit(Notice(message=f"the model {copied}: asking again"))
+            reply = calls.complete(temperature=RESAMPLE_TEMPERATURE)
+        text = reply_text(reply)
+        parsed = calls.read(reply, text)
+        calls.account(reply)  # with candidates, every one's tokens count, the one kept among them
+        if candidates.wanted(parsed):
+            taken = RESAMPLE_TEMPERATURE if copied is not None else ctx.temperature
+            reply, text, parsed = candidates.choose(step, reply, text, parsed, taken)
+    except ModelGaveUp as e:
+        raise Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
+    finally:
+        state.begun_definition_in = state.reply_definition
+        state.reply_start, state.reply_definition = "", None
+    ctx.outcome.steps = step
+    state.earlier_replies.add(normalised(text))
+    usage = reply.usage
+    ctx.events.emit(
+        ModelReplied(
+            step=step, text=text, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+            cost=reply.cost, duration=time.monotonic() - started, prompt_evaluated=usage.prompt_evaluated,
+        )
+    )  # fmt: skip
+    if isinstance(reply.raw, dict) and isinstance(ids := reply.raw.get("tokens"), dict):
+        ctx.events.emit(ModelTokens(step=step, **ids))
+    return text, parsed

@@ -14,6 +14,7 @@ from agentcli.agent.edit_notes import described_edits, sed_report
 from agentcli.agent.edits import sed_targets
 from agentcli.agent.focus import run_focus
 from agentcli.agent.guards import already_done
+from agentcli.agent.observation import finished_event, format_observation
 from agentcli.agent.parsing import ParsedReply
 from agentcli.agent.printed import printed_not_written
 from agentcli.agent.run_context import RunContext
@@ -56,6 +57,20 @@ def settled(run: RunContext, command: str, obs: Observation, server: str | None)
     if server and obs.timed_out:
         note = render("notes/server_stopped", server=server, seconds=obs.duration)
     return note
+
+
+def observe(run: RunContext, ran: Ran, server: str | None, step: int, notes: list[str]) -> None:
+    """After the command ran: the run's state, the notes on it, the event, and what the model is shown."""
+    assert ran.obs is not None
+    run.commands_ran.append(ran.command)
+    run.unrun.after(ran.command)
+    settled_why = settled(run, ran.command, ran.obs, server)
+    ran.ok = ran.obs.ok or settled_why is not None
+    record(run, ran)
+    notes = [*notes, *([settled_why] if settled_why else []), *notes_after(run, ran)]
+    run.events.emit(finished_event(step, ran.obs))
+    shown, repeated = shown_output(run, ran, step)
+    run.context.add("user", format_observation(shown, [*notes, *repeated], run.progress().hint()))
 
 
 def record(run: RunContext, ran: Ran) -> None:

@@ -10,14 +10,13 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 
-from agentcli.agent.after_command import Ran, before_command, notes_after, record, settled, shown_output
+from agentcli.agent.after_command import Ran, before_command, observe
 from agentcli.agent.asking import ModelCalls, normalised
 from agentcli.agent.candidates import Candidates
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.finishing import Finisher
 from agentcli.agent.first_look import first_look
 from agentcli.agent.guards import CommandGuards
-from agentcli.agent.observation import finished_event, format_observation
 from agentcli.agent.outcome import Approver, Outcome, Resumed, RunLimits, Stop
 from agentcli.agent.parsing import ParsedReply, printed_done, reply_gist, without_plan
 from agentcli.agent.placing import Placer
@@ -26,7 +25,7 @@ from agentcli.agent.replying import step_reply
 from agentcli.agent.repo_view import RepoView
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.stuck import StuckDetector
-from agentcli.agent.to_run import command_to_run
+from agentcli.agent.to_run import command_to_run, user_approved
 from agentcli.agent.unrun import UnrunScripts
 from agentcli.agent.verdicts import Malformed, Objected, Rejected
 from agentcli.context.window import Context, ContextWindow
@@ -34,7 +33,6 @@ from agentcli.events import (
     CommandStarted,
     EventBus,
     FormatError,
-    Notice,
     Nudge,
     PlanUpdated,
 )
@@ -177,14 +175,9 @@ class Agent:
         command, notes = command_to_run(ctx, parsed)
         state.format_errors, state.refused, state.echoes_in_a_row = 0, "", 0
         if self.approve is not None:
-            decision = self.approve(command)
-            if not decision.run:
-                ctx.events.emit(Notice(message=f"the user declined: {command.splitlines()[0] if command else ''}"))
-                ctx.context.add("user", decision.message or render("user/declined", said="", advice=False))
+            if (approved := user_approved(ctx, self.approve, command)) is None:
                 return
-            if decision.command and decision.command != command:
-                command = decision.command
-                notes = [*notes, render("user/edited", command=command)]
+            command, notes = approved[0], [*notes, *approved[1]]
         ran = Ran(parsed, command)
         notes = [*notes, *before_command(ctx, ran)]
         ctx.events.emit(CommandStarted(step=step, command=command, notes=notes))
@@ -196,16 +189,7 @@ class Agent:
             # Keep the history well-formed for a follow-up task: every command gets an answer.
             ctx.context.add("user", render("observation/interrupted"))
             raise
-        ctx.commands_ran.append(command)
-        ctx.unrun.after(command)
-        settled_why = settled(ctx, command, obs, server)
-        ran.ok = obs.ok or settled_why is not None
-        record(ctx, ran)
-        notes = [*notes, *([settled_why] if settled_why else []), *notes_after(ctx, ran)]
-        ctx.events.emit(finished_event(step, obs))
-        shown, repeated = shown_output(ctx, ran, step)
-        notes = [*notes, *repeated]
-        ctx.context.add("user", format_observation(shown, notes, ctx.progress().hint()))
+        observe(ctx, ran, server, step, notes)
         if obs.ok and not parsed.finish_after_command and (summary := printed_done(command, obs.output)) is not None:
             parsed.finish_after_command, parsed.summary = True, summary
         if parsed.finish_after_command and obs.ok:

@@ -4,16 +4,18 @@ the same failing command again)."""
 
 from __future__ import annotations
 
-from agentcli.agent.outcome import Stop
+from agentcli.agent.outcome import Approver, Stop
 from agentcli.agent.parsing import ParsedReply
 from agentcli.agent.repair import repair
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.verdicts import Refused
 from agentcli.agent.writes import block_write
+from agentcli.events import Notice
 from agentcli.prompts import render
 
 
 def command_to_run(run: RunContext, parsed: ParsedReply) -> tuple[str, list[str]]:
+    """The command `parsed` comes to and the notes on it; raises `Refused` where none runs."""
     state = run.state
     notes = parsed.notes
     command, repaired = repair(parsed.command or "")
@@ -38,6 +40,19 @@ def command_to_run(run: RunContext, parsed: ParsedReply) -> tuple[str, list[str]
     if command.strip() == state.last_command and state.last_failure and run.policies.on("repeat-refusal"):
         _refuse_repeat(run, command)
     return command, notes
+
+
+def user_approved(run: RunContext, approve: Approver, command: str) -> tuple[str, list[str]] | None:
+    """The command as the user let it run and the note on their edit of it; None where they declined
+    (the model is told so)."""
+    decision = approve(command)
+    if not decision.run:
+        run.events.emit(Notice(message=f"the user declined: {command.splitlines()[0] if command else ''}"))
+        run.context.add("user", decision.message or render("user/declined", said="", advice=False))
+        return None
+    if decision.command and decision.command != command:
+        return decision.command, [render("user/edited", command=decision.command)]
+    return command, []
 
 
 def _refuse_repeat(run: RunContext, command: str) -> None:

@@ -1107,7 +1107,12 @@ def test_the_reply_after_nothing_changed_begins_the_substitution_the_task_asks_f
     agent.ctx.facts.unchanged_start = "```bash\nsed -i 's/recieve/"
     readme = Path(host.workdir) / "README.md"
     agent.ctx.finish_checks = [
-        DoneCheck("unchanged", lambda: None if "receive" in readme.read_text() else "Nothing changed.", code=True)
+        DoneCheck(
+            "unchanged",
+            lambda: None if "receive" in readme.read_text() else "Nothing changed.",
+            code=True,
+            unchanged=True,
+        )
     ]
     outcome = agent.run("fix the typo")
     assert model.prefixes == ["", "", "```bash\nsed -i 's/recieve/", "", ""]

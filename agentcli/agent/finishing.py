@@ -78,7 +78,7 @@ class Finisher:
     def _unchanged_start(self) -> str:
         """How the reply after the objection that nothing has changed yet begins ("" for the model's own)."""
         state = self.run.state
-        unchanged = state.objected is not None and state.objected.name == "unchanged"
+        unchanged = state.objected is not None and state.objected.unchanged
         return self.run.facts.unchanged_start if unchanged and state.shown_definition is None else ""
 
     def _echoed(self, summary: str) -> str | None:

@@ -52,6 +52,7 @@ PROTECTED = (
     "n_ctx",
     "n_threads",
     "candidates",
+    "prompts",
 )
 # `[roles]` in a config file: each role names the setting that holds its model.
 ROLES = {"main": "model", "summary": "summary_model"}
@@ -103,8 +104,10 @@ class Settings:
     # LiteLLM models: the actions offered as native tools ("on", "off"; "auto": where LiteLLM knows the
     # model calls functions). A reply in text is read as before either way.
     tool_calls: str = "auto"
-    # Replies sampled at a step that changes code where the repository has tests; the tests choose (1: off).
+    # Replies sampled at a step that changes code where the run has a check; the checks choose (1: off).
     candidates: int = 1
+    prompts: str = ""  # a folder of templates that replace the built-in ones of the same name (docs/configuration.md)
+    prompt_family: str = ""  # whose templates under prompts/families/ are used; empty: from the model's name
 
     # Where each value came from: "default", a file path, "env AGENTCLI_X", "flag".
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -198,6 +201,8 @@ def validate(settings: Settings) -> Settings:
     from agentcli.policies import Policies
 
     Policies.chosen(settings.profile, settings.policies)  # a one-line error for a bad name or switch
+    if settings.prompts and not Path(settings.prompts).expanduser().is_dir():
+        raise UsageError(f"prompts: {settings.prompts} is not a folder")
     if settings.reply_tokens < 16:
         raise UsageError(f"reply_tokens must be at least 16, got {settings.reply_tokens}")
     return settings

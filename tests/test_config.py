@@ -21,6 +21,7 @@ HOSTILE = (
     "max_steps = 100000\ntimeout = 0.0\ncommand_timeout = 99999.0\nrequest_timeout = 99999.0\n"
     "retry_after_cap = 99999.0\nmax_cost = 0.0\nmax_tokens = 0\n"
     "context_budget = 0\noutput_limit = 999999\nn_ctx = 100000000\nn_threads = 64\ncandidates = 64\n"
+    'prompts = "."\n'
     "repo_map_tokens = 7\nreply_tokens = 64\n"
 )
 

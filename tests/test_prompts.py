@@ -4,6 +4,7 @@ each one the code names exists, a value not given raises, and no long sentence s
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,10 @@ from pathlib import Path
 import pytest
 from jinja2 import UndefinedError
 
-from agentcli.prompts import environment, render
+from agentcli import prompts
+from agentcli.prompts import environment, family_of, render
+from agentcli.session.journal import sessions_dir
+from tests.test_solve import agentcli
 
 PACKAGE = Path(__file__).resolve().parents[1] / "agentcli"
 PROMPTS = PACKAGE / "prompts"
@@ -121,3 +125,54 @@ def test_no_sentence_for_the_model_stays_inline():
                 if len(words) >= SENTENCE_CHARS and " " in words and _SENTENCE_START.match(text):
                     found.append(f"{where}:{line}: {text[:80]!r}")
     assert not found, "sentences for the model belong in agentcli/prompts/:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("model", "family"),
+    [
+        ("local/qwen2.5-coder-1.5b", "qwen"),
+        ("openai/gpt-4o-mini", "gpt"),
+        ("anthropic/claude-3-5-sonnet", "claude"),
+        ("meta-llama/Llama-3.1-8B-Instruct", "llama"),
+        ("ollama/llama3.2:3b", "llama"),
+    ],
+)
+def test_a_models_family_comes_from_its_name(model: str, family: str):
+    assert family_of(model) == family
+
+
+def test_the_users_templates_and_a_familys_replace_the_built_in_ones(tmp_path: Path):
+    (tmp_path / "families" / "qwen").mkdir(parents=True)
+    (tmp_path / "system.md").write_text("Mine, in {{ workdir }}.\n")
+    (tmp_path / "families" / "qwen" / "task.md").write_text("Qwen's: {{ task }}\n")
+    built_in_task = render("task", task="T", context="")
+    try:
+        prompts.choose(tmp_path, "gpt")
+        assert render("system", workdir="/w") == "Mine, in /w."
+        assert render("task", task="T", context="") == built_in_task  # another family's is not used
+        prompts.choose(tmp_path, "qwen")
+        assert render("task", task="T", context="") == "Qwen's: T"
+    finally:
+        prompts.choose()
+    assert render("system", workdir="/w") != "Mine, in /w."
+
+
+def test_solve_sends_the_users_own_system_prompt(failing_repo: Path, tmp_path: Path):
+    own = tmp_path / "my-prompts"
+    own.mkdir()
+    (own / "system.md").write_text("Work in {{ workdir }}, one command a reply.\n")
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(["```bash\nls\n```", "DONE: looked"]))
+    result = agentcli(
+        "solve", "Look around.", "--model", f"scripted:{replies}", "--sandbox", "host", "--json",
+        cwd=failing_repo, env={"AGENTCLI_PROMPTS": str(own)},
+    )  # fmt: skip
+    assert "Traceback" not in result.stderr, result.stderr
+    (journal,) = sessions_dir(failing_repo).glob("*/events.jsonl")
+    prompts_sent = [json.loads(line) for line in journal.read_text().splitlines() if '"model_prompt"' in line]
+    system = prompts_sent[0]["messages"][0]
+    assert system["role"] == "system" and system["content"].startswith("Work in ")
+    missing = agentcli(
+        "solve", "x", "--sandbox", "host", cwd=failing_repo, env={"AGENTCLI_PROMPTS": str(tmp_path / "no")}
+    )
+    assert missing.returncode != 0 and "is not a folder" in missing.stderr and "Traceback" not in missing.stderr

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli import untrusted
+from agentcli import prompts, untrusted
 from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
@@ -233,6 +233,8 @@ class Session:
         if settings.sandbox == "auto":
             self.notify(f"sandbox: {self.backend} (the strongest available here; --sandbox to choose)")
         self.model = self.load_model(model_name)
+        folder = Path(settings.prompts).expanduser() if settings.prompts else None
+        prompts.choose(folder, settings.prompt_family or prompts.family_of(model_name))
         self.context = context_for_run(self.model, settings, on_event=self.events.emit, notify=self.notify)
         # What one command's output may show the model follows from the window: at most about a quarter.
         limit = self.context.observation_chars(settings.output_limit)

@@ -101,6 +101,15 @@ def test_the_check_chooses_between_candidates_each_applied_and_taken_back(tmp_pa
 RIGHT_TEXT = "def add(a, b):\n    return a + b\n"
 
 
+def test_a_sample_that_repeats_a_candidate_is_dropped_and_another_drawn(tmp_path: Path):
+    root = committed_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    repeated = WRONG.replace("\n", "\n ", 1)  # the same reply but for spacing
+    seen, checked = _run(root, [WRONG, repeated, RIGHT, "DONE: fixed"], Policies.every(), candidates=2)
+    scored = [(e.index, e.failed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
+    assert scored == [(0, 1, False), (1, 0, True)] and len(checked) == 2
+    assert (root / "calc.py").read_text() == RIGHT_TEXT
+
+
 def test_no_choosing_while_the_policy_is_off(tmp_path: Path):
     root = committed_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
     seen, checked = _run(root, [WRONG, "DONE: changed"], Policies.chosen("small-local", ["select=off"]), 3)

@@ -26,6 +26,8 @@ CHECK_SECONDS = 30.0
 # reply from its prompt, so candidates of one prompt differ by temperature, none at the first reply's.
 FIRST_TEMPERATURE = 0.7
 TEMPERATURE_STEP = 0.1
+# Samples drawn at most for each extra candidate: the 1.5B at 0.7 often writes its first reply again.
+DRAWS_PER_CANDIDATE = 3
 
 
 @dataclass(frozen=True)
@@ -101,10 +103,18 @@ def choose(
     count: int,
     taken: float | None = None,
 ) -> Candidate:
-    """`first` (sampled at `taken`) and `count - 1` more replies `sample`d at other temperatures, each
-    judged by the check (`judge` applies its write, runs the check and takes the write back); the best,
-    every one of them emitted with its verdict and, for those not kept, what it cost."""
-    candidates = [first, *(sample(temperature) for temperature in temperatures(count - 1, taken))]
+    """`first` (sampled at `taken`) and up to `count - 1` more replies `sample`d at other temperatures,
+    each judged by the check (`judge` applies its change, runs the check and takes the change back); the
+    best, every one of them emitted with its verdict and, for those not kept, what it cost. A sample
+    that repeats one held already says nothing new: it is dropped and another drawn, at a higher
+    temperature, up to `DRAWS_PER_CANDIDATE` draws for each candidate wanted."""
+    candidates = [first]
+    for temperature in temperatures((count - 1) * DRAWS_PER_CANDIDATE, taken):
+        if len(candidates) == count:
+            break
+        drawn = sample(temperature)
+        if all(" ".join(drawn.text.split()) != " ".join(held.text.split()) for held in candidates):
+            candidates.append(drawn)
     verdicts = [judge(candidate.parsed) for candidate in candidates]
     chosen = best(verdicts)
     for index, (candidate, verdict) in enumerate(zip(candidates, verdicts, strict=True)):

@@ -87,10 +87,11 @@ def test_the_check_chooses_between_candidates_each_applied_and_taken_back(tmp_pa
     root = committed_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
     seen, checked = _run(root, [WRONG, ELSEWHERE, RIGHT, "DONE: fixed"], Policies.every(), candidates=3)
     scored = [e for e in seen if isinstance(e, CandidateScored)]
+    # The tests, and whether the Python file changed still parses (notes.txt is no Python).
     assert [(e.index, e.failed, e.passed, e.chosen) for e in scored] == [
-        (0, 1, 0, False),
+        (0, 1, 1, False),
         (1, 1, 0, False),
-        (2, 0, 1, True),
+        (2, 0, 2, True),
     ]
     # The second candidate was checked on calc.py as it was: the first one's write had been taken back.
     assert checked == ["def add(a, b):\n    return a * b\n", "def add(a, b):\n    return a - b\n", RIGHT_TEXT]
@@ -127,7 +128,7 @@ def test_solve_with_candidates_keeps_the_one_the_repository_tests_pass(failing_r
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.returncode == 0, result.stdout + result.stderr
     scored = [(e["index"], e["failed"], e["passed"], e["chosen"]) for e in events if e["type"] == "candidate_scored"]
-    assert scored == [(0, 1, 0, False), (1, 0, 1, True)]
+    assert scored == [(0, 1, 1, False), (1, 0, 2, True)]  # the tests, and calc.py parses
     assert (failing_repo / "calc.py").read_text() == RIGHT_TEXT
     assert events[-1]["status"] == "finished"
 
@@ -211,7 +212,7 @@ def test_sed_candidates_are_judged_by_the_program_the_model_ran_that_failed(tmp_
     root = committed_repo(tmp_path / "repo", {"app.py": BROKEN_APP})
     seen = _own_check_run(root, [RUN_APP, SED_WRONG, SED_RIGHT, RUN_APP, "DONE: it prints 3"])
     scored = [(e.index, e.failed, e.passed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
-    assert scored == [(0, 1, 0, False), (1, 0, 1, True)]
+    assert scored == [(0, 2, 0, False), (1, 0, 2, True)]  # app.py parses, and the model's check passes
     assert "return sum(xs)\n" in (root / "app.py").read_text()
     # The check is journaled with each prompt after it ran, for a resumed run to judge by it too.
     prompts = [e for e in seen if isinstance(e, ModelPrompt)]
@@ -219,9 +220,20 @@ def test_sed_candidates_are_judged_by_the_program_the_model_ran_that_failed(tmp_
 
 
 def test_no_candidates_without_a_check_or_where_a_change_cannot_be_taken_back(tmp_path: Path):
-    root = committed_repo(tmp_path / "repo", {"app.py": BROKEN_APP})
-    seen = _own_check_run(root, [SED_WRONG, SED_RIGHT, RUN_APP, "DONE: fixed"])  # no check has run yet
+    root = committed_repo(tmp_path / "repo", {"notes.md": "teh app\n"})
+    fix = "```bash\nsed -i 's/teh/the/' notes.md\n```"
+    seen = _own_check_run(root, [fix, fix, "DONE: fixed"])  # no tests, no check ran, no Python changed
     assert not [e for e in seen if isinstance(e, CandidateScored)]
     root = committed_repo(tmp_path / "other", {"app.py": BROKEN_APP})
     seen = _own_check_run(root, [RUN_APP, SED_WRONG, SED_RIGHT, RUN_APP, "DONE: fixed"], takes_back=False)
     assert not [e for e in seen if isinstance(e, CandidateScored)]
+
+
+def test_a_candidate_that_leaves_python_unparsable_loses_without_any_other_check(tmp_path: Path):
+    root = committed_repo(tmp_path / "repo", {"app.py": "def total(xs):\n    return 0\n"})
+    broken = "app.py\n```python\ndef total(xs):\n    return sum(xs\n```"
+    whole = "app.py\n```python\ndef total(xs):\n    return sum(xs)\n```"
+    seen = _own_check_run(root, [broken, whole, "DONE: sums"])
+    scored = [(e.index, e.failed, e.passed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
+    assert scored == [(0, 1, 0, False), (1, 0, 1, True)]
+    assert (root / "app.py").read_text() == "def total(xs):\n    return sum(xs)\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from agentcli.agent.asking import ModelCalls, reply_text
 from agentcli.agent.edits import sed_targets
 from agentcli.agent.parsing import ParsedReply
+from agentcli.agent.pysource import syntax_error
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.selection import CHECK_SECONDS, Candidate, Verdict, choose, with_check
 from agentcli.agent.tracebacks import is_test_file
@@ -28,15 +29,18 @@ class Candidates:
         run = self.run
         if run.limits.candidates < 2 or not run.policies.on("select") or not run.facts.takes_back:
             return False
-        if not self._checks() or not (parsed.file_write is not None or sed_targets(parsed.command or "")):
-            return False
+        checks = self._checks(_changed(parsed))
         # Time for the replies and the checks of each, and for the chosen one to run after.
-        needed = SELECTION_MIN_SECONDS + run.limits.candidates * self._checks() * CHECK_SECONDS
-        return not run.limits.timeout or run.limits.timeout - run.elapsed() > needed
+        needed = SELECTION_MIN_SECONDS + run.limits.candidates * checks * CHECK_SECONDS
+        return checks > 0 and (not run.limits.timeout or run.limits.timeout - run.elapsed() > needed)
 
-    def _checks(self) -> int:
-        """How many checks judge a candidate: the repository's tests, the model's own check."""
-        return (self.run.facts.verifier is not None) + bool(self.run.state.own_check)
+    def _checks(self, paths: list[str]) -> int:
+        """How many checks judge a change of `paths`: the repository's tests, the model's own check, and
+        whether the Python files it changes still parse (none for a reply that changes no file)."""
+        if not paths:
+            return 0
+        python = any(path.endswith(".py") for path in paths)
+        return (self.run.facts.verifier is not None) + bool(self.run.state.own_check) + python
 
     def choose(
         self, step: int, reply: Reply, text: str, parsed: ParsedReply, taken: float | None
@@ -60,13 +64,12 @@ class Candidates:
     def _change(self, parsed: ParsedReply) -> str | None:
         """The command that makes `parsed`'s change; None for a reply that changes no code, a change the
         loop would not make, and a change to a test (the tests are the judge)."""
-        run = self.run
+        run, paths = self.run, _changed(parsed)
         if parsed.file_write is not None:
             written = block_write(run.repo, parsed, run.state.reply_definition)
-            paths, command = [parsed.file_write[0]], written[0] if isinstance(written, tuple) else None
+            command = written[0] if isinstance(written, tuple) else None
         else:
             command = parsed.command
-            paths = sed_targets(command or "")
         if command is None or not paths or any(is_test_file(path) for path in paths):
             return None
         return command if run.guards.refusal(command, run.state.task) is None else None
@@ -81,10 +84,25 @@ class Candidates:
             # In a subshell: a `cd` or `set` in the change stays in it.
             if not run.sandbox.run(f"(\n{change}\n)", timeout=CHECK_SECONDS).ok:
                 return None
-            tests = run.facts.verifier() if run.facts.verifier is not None else None
-            if run.facts.verifier is not None and tests is None:
+            verdict = run.facts.verifier() if run.facts.verifier is not None else Verdict(0, 0)
+            if verdict is None:
                 return None
-            if not run.state.own_check:
-                return tests
-            check = f"(\nexport PYTHONDONTWRITEBYTECODE=1\n{run.state.own_check}\n)"
-            return with_check(tests, run.sandbox.run(check, timeout=CHECK_SECONDS).ok)
+            if python := [path for path in _changed(parsed) if path.endswith(".py")]:
+                verdict = with_check(verdict, all(_parses(run.repo.read(path)) for path in python))
+            if run.state.own_check:
+                check = f"(\nexport PYTHONDONTWRITEBYTECODE=1\n{run.state.own_check}\n)"
+                verdict = with_check(verdict, run.sandbox.run(check, timeout=CHECK_SECONDS).ok)
+            return verdict
+
+
+def _changed(parsed: ParsedReply) -> list[str]:
+    """The files `parsed` changes: its block's, or its `sed -i`'s."""
+    return [parsed.file_write[0]] if parsed.file_write is not None else sed_targets(parsed.command or "")
+
+
+def _parses(text: str | None) -> bool:
+    """Whether a Python file's text parses (a file the change removed does not)."""
+    try:
+        return text is not None and syntax_error(text) is None
+    except (RecursionError, MemoryError):  # nesting too deep for the parser
+        return False

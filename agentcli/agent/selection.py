@@ -1,7 +1,8 @@
 """The sandbox chooses between tries (policy `select`): at a step whose reply changes code (a file
-written, a `sed -i`), where the run has a check it can run (the repository's tests, and the model's own
-check: the last program or tests it ran that failed), more replies are sampled, each is applied to the
-work tree in turn and taken back, the checks run on each, and the reply with the best verdict goes on.
+written, a `sed -i`), where the run has a check it can run (whether the Python it changes still
+parses, the repository's tests, the model's own check: the last program or tests it ran that failed),
+more replies are sampled, each is applied to the work tree in turn and taken back, the checks run on
+each, and the reply with the best verdict goes on.
 
 It never reads the task: the verdict is the sandbox's. With llama.cpp the candidates share the
 evaluated prompt (the backend reuses the KV cache of the longest common prefix), so each costs only

@@ -29,18 +29,14 @@ class Candidates:
         run = self.run
         if run.limits.candidates < 2 or not run.policies.on("select") or not run.facts.takes_back:
             return False
-        checks = self._checks(_changed(parsed))
+        paths = _changed(parsed)
+        # Checks that run a command (the tests, the model's own); whether Python parses is read here.
+        running = (run.facts.verifier is not None) + bool(run.state.own_check)
+        if not paths or not (running or any(path.endswith(".py") for path in paths)):
+            return False
         # Time for the replies and the checks of each, and for the chosen one to run after.
-        needed = SELECTION_MIN_SECONDS + run.limits.candidates * checks * CHECK_SECONDS
-        return checks > 0 and (not run.limits.timeout or run.limits.timeout - run.elapsed() > needed)
-
-    def _checks(self, paths: list[str]) -> int:
-        """How many checks judge a change of `paths`: the repository's tests, the model's own check, and
-        whether the Python files it changes still parse (none for a reply that changes no file)."""
-        if not paths:
-            return 0
-        python = any(path.endswith(".py") for path in paths)
-        return (self.run.facts.verifier is not None) + bool(self.run.state.own_check) + python
+        needed = SELECTION_MIN_SECONDS + run.limits.candidates * running * CHECK_SECONDS
+        return not run.limits.timeout or run.limits.timeout - run.elapsed() > needed
 
     def choose(
         self, step: int, reply: Reply, text: str, parsed: ParsedReply, taken: float | None

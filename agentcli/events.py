@@ -101,6 +101,8 @@ class CandidateScored(Event):
     passed: int | None
     chosen: bool
     prompt_evaluated: int | None = None  # of the candidate's prompt, what the model computed afresh
+    # A draw that repeated a candidate held already: dropped, not judged (index: the one it repeated).
+    repeated: bool = False
     # What a candidate not kept cost (the kept one's cost is its model_replied event's).
     prompt_tokens: int = 0
     completion_tokens: int = 0

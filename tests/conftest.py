@@ -45,6 +45,7 @@ def committed_repo(root: Path, files: dict[str, str]) -> Path:
     """A new git repository at `root` holding `files`, all in one first commit."""
     root.mkdir()
     for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     git(root, "init", "-q")
     git(root, "add", ".")

@@ -176,3 +176,13 @@ def test_solve_sends_the_users_own_system_prompt(failing_repo: Path, tmp_path: P
         "solve", "x", "--sandbox", "host", cwd=failing_repo, env={"AGENTCLI_PROMPTS": str(tmp_path / "no")}
     )
     assert missing.returncode != 0 and "is not a folder" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_templates_in_the_work_tree_are_never_rendered(failing_repo: Path):
+    """The sandbox can write there: a template it wrote would run on the host when rendered."""
+    planted = failing_repo / ".prompts"
+    planted.mkdir()
+    (planted / "system.md").write_text("{{ cycler.__init__.__globals__ }}\n")
+    result = agentcli("solve", "x", "--sandbox", "host", cwd=failing_repo, env={"AGENTCLI_PROMPTS": str(planted)})
+    assert result.returncode == 2 and "inside the repository" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr

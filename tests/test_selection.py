@@ -106,8 +106,11 @@ def test_a_sample_that_repeats_a_candidate_is_dropped_and_another_drawn(tmp_path
     root = committed_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
     repeated = WRONG.replace("\n", "\n ", 1)  # the same reply but for spacing
     seen, checked = _run(root, [WRONG, repeated, RIGHT, "DONE: fixed"], Policies.every(), candidates=2)
-    scored = [(e.index, e.failed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
+    scored = [(e.index, e.failed, e.chosen) for e in seen if isinstance(e, CandidateScored) and not e.repeated]
     assert scored == [(0, 1, False), (1, 0, True)] and len(checked) == 2
+    # The draw dropped is journaled with what it cost (a resumed run counts it), against the one it repeated.
+    (dropped,) = [e for e in seen if isinstance(e, CandidateScored) and e.repeated]
+    assert dropped.index == 0 and dropped.failed is None and dropped.completion_tokens > 0
     assert (root / "calc.py").read_text() == RIGHT_TEXT
 
 
@@ -178,6 +181,15 @@ def test_the_models_own_check_counts_beside_the_tests():
         ("python3 - <<'EOF'\nimport app\nEOF", False),
         ("sed -i 's/a/b/' app.py && python3 app.py", False),
         ("python3 app.py | tee log", False),
+        ("python3 app.py & rm -rf data", False),
+        ("diff <(python3 a.py) expected.txt", False),
+        ("bash -lc 'rm -rf data'", False),
+        ("python -Bc 'import app'", False),
+        ("node -e 'require(1)'", False),
+        ("python3 app.py | sort -o app.py", False),
+        ("python -I -m pip install requests", False),
+        ("python3 -m pytest -rfE", True),
+        ("python3 app.py 2>&1 | tail -5", True),
         ("git status", False),
         ("cat app.py", False),
     ],
@@ -237,3 +249,29 @@ def test_a_candidate_that_leaves_python_unparsable_loses_without_any_other_check
     scored = [(e.index, e.failed, e.passed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
     assert scored == [(0, 1, 0, False), (1, 0, 1, True)]
     assert (root / "app.py").read_text() == "def total(xs):\n    return sum(xs)\n"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "```bash\nsed -i 's/sum(xs) +$/sum(xs)/w /tmp/leak' app.py\n```",  # writes another file
+        "```bash\nsed -i '1e touch /tmp/ran' app.py\n```",  # runs a command
+        "```bash\nsed -i 's/sum(xs) +$/sum(xs)/' ../app.py\n```",  # outside the work tree
+    ],
+)
+def test_a_candidate_that_could_reach_past_the_work_tree_is_not_judged(tmp_path: Path, change: str):
+    root = committed_repo(tmp_path / "repo", {"app.py": BROKEN_APP})
+    seen = _own_check_run(root, [RUN_APP, change, SED_RIGHT, RUN_APP, "DONE: fixed"])
+    scored = [(e.index, e.failed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
+    assert scored == [(0, None, False), (1, 0, True)]
+
+
+def test_the_python_check_reads_the_file_where_the_shell_is(tmp_path: Path):
+    root = committed_repo(tmp_path / "repo", {"src/app.py": "def total(xs):\n    return 0\n", "app.py": "x = (\n"})
+    broken = "```bash\nsed -i 's/return 0/return sum(xs/' app.py\n```"
+    whole = "```bash\nsed -i 's/return 0/return sum(xs)/' app.py\n```"
+    seen = _own_check_run(root, ["```bash\ncd src\n```", broken, whole, "DONE: sums"])
+    scored = [(e.index, e.failed, e.passed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
+    # src/app.py is judged (./app.py, which never parses, is not where the shell is).
+    assert scored == [(0, 1, 0, False), (1, 0, 1, True)], seen
+    assert "return sum(xs)\n" in (root / "src" / "app.py").read_text()

@@ -88,7 +88,8 @@ def record(run: RunContext, ran: Ran) -> None:
     state.last_exit_code = 0 if ran.ok else obs.exit_code if not obs.timed_out else 124
     state.last_command = ran.command.strip()
     state.last_failure = "" if ran.ok else failure_summary(obs)
-    if not ran.ok and runs_check(ran.command) and run.guards.server(ran.command) is None:
+    # A check that ran past its time would only run past it again for every candidate.
+    if not ran.ok and not obs.timed_out and runs_check(ran.command) and run.guards.server(ran.command) is None:
         state.own_check = ran.command.strip()
 
 

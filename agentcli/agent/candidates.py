@@ -4,10 +4,13 @@ work tree and taken back."""
 
 from __future__ import annotations
 
+import re
+import shlex
+
 from agentcli.agent.asking import ModelCalls, reply_text
 from agentcli.agent.edits import sed_targets
 from agentcli.agent.parsing import ParsedReply
-from agentcli.agent.pysource import syntax_error
+from agentcli.agent.repair import repair
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.selection import CHECK_SECONDS, Candidate, Verdict, choose, with_check
 from agentcli.agent.tracebacks import is_test_file
@@ -59,14 +62,17 @@ class Candidates:
 
     def _change(self, parsed: ParsedReply) -> str | None:
         """The command that makes `parsed`'s change; None for a reply that changes no code, a change the
-        loop would not make, and a change to a test (the tests are the judge)."""
+        loop would not make, a change to a test (the tests are the judge), and one that could reach past
+        what the work tree puts back (a path outside it, a `sed` that writes other files or runs commands)."""
         run, paths = self.run, _changed(parsed)
         if parsed.file_write is not None:
             written = block_write(run.repo, parsed, run.state.reply_definition)
             command = written[0] if isinstance(written, tuple) else None
         else:
-            command = parsed.command
-        if command is None or not paths or any(is_test_file(path) for path in paths):
+            command = repair(parsed.command or "")[0]
+            if _SED_WRITES_OR_RUNS.search(command):
+                return None
+        if command is None or not paths or any(is_test_file(path) or not _inside(path) for path in paths):
             return None
         return command if run.guards.refusal(command, run.state.task) is None else None
 
@@ -84,11 +90,23 @@ class Candidates:
             if verdict is None:
                 return None
             if python := [path for path in _changed(parsed) if path.endswith(".py")]:
-                verdict = with_check(verdict, all(_parses(run.repo.read(path)) for path in python))
+                # In the sandbox, where the shell is: a path is the change's, relative to where it ran.
+                parses = f"python3 - {' '.join(map(shlex.quote, python))} <<'{_PARSE_MARK}'\n{_PARSE}{_PARSE_MARK}"
+                verdict = with_check(verdict, run.sandbox.run(parses, timeout=CHECK_SECONDS).ok)
             if run.state.own_check:
                 check = f"(\nexport PYTHONDONTWRITEBYTECODE=1\n{run.state.own_check}\n)"
-                verdict = with_check(verdict, run.sandbox.run(check, timeout=CHECK_SECONDS).ok)
+                obs = run.sandbox.run(check, timeout=CHECK_SECONDS)
+                if obs.timed_out:
+                    run.state.own_check = ""  # a check that cannot finish in time tells nothing apart
+                verdict = with_check(verdict, obs.ok)
             return verdict
+
+
+# Parses each file named, Python's way; fails on the first that does not parse.
+_PARSE = "import ast, sys\nfor path in sys.argv[1:]:\n    ast.parse(open(path, 'rb').read(), path)\n"
+_PARSE_MARK = "AGENTCLI_PARSE"
+# A `sed` command or flag that writes another file (`w`, `W`) or runs a command (`e`).
+_SED_WRITES_OR_RUNS = re.compile(r"""(?:^|[;{}\n0-9$/'"]|\s-e\s)\s*[wWe](?:\s|$|['"])""")
 
 
 def _changed(parsed: ParsedReply) -> list[str]:
@@ -96,9 +114,6 @@ def _changed(parsed: ParsedReply) -> list[str]:
     return [parsed.file_write[0]] if parsed.file_write is not None else sed_targets(parsed.command or "")
 
 
-def _parses(text: str | None) -> bool:
-    """Whether a Python file's text parses (a file the change removed does not)."""
-    try:
-        return text is not None and syntax_error(text) is None
-    except (RecursionError, MemoryError):  # nesting too deep for the parser
-        return False
+def _inside(path: str) -> bool:
+    """Whether `path` names a place under where the shell is, not above it or elsewhere."""
+    return not path.startswith(("/", "~", "-")) and ".." not in path.split("/")

@@ -187,13 +187,18 @@ def runs_script(command: str, path: str) -> bool:
 _RUNNERS = frozenset({"python", "python3", "pytest", "node", "bash", "sh"})
 _FILTERS = frozenset({"head", "tail", "grep", "wc", "sort", "cat"})
 _CD = re.compile(r"^cd\s+\S+$")
+# What makes a command more than a run of the code: a background `&`, a process substitution, a
+# command substitution, a here-document.
+_MORE_THAN_A_RUN = re.compile(r"(?<![&>])&(?![&>])|[<>]\(|\$\(|`|<<")
+# Flags that hand an interpreter code on the command line (`python -Bc`, `bash -lc`, `node -e`).
+_INLINE_CODE = re.compile(r"^-[A-Za-z]*[ce]|^--(?:eval|print|command)")
 
 
 def runs_check(command: str) -> bool:
     """Whether `command` only runs code (a program, a script, the tests), after an optional `cd`, with
     its output perhaps piped through a filter: a check the model wrote that can be run again as it is,
-    on another version of the code. Writes, git, installs, `-c` snippets and here-documents are not."""
-    if "<<" in command or "$(" in command or "`" in command:
+    on another version of the code. Writes, git, installs, code given inline and here-documents are not."""
+    if _MORE_THAN_A_RUN.search(command):
         return False
     parts = simple_commands(without_comment_lines(command))
     if parts and _CD.match(parts[0].strip()):
@@ -203,23 +208,26 @@ def runs_check(command: str) -> bool:
     for part in parts:
         if _writes(part):
             return False
-        stages = [stage.strip() for stage in part.split("|")]
-        first = [w for w in _words(stages[0]) if not re.match(r"^[A-Za-z_]\w*=", w)]
+        stages = [_words(stage.strip()) for stage in part.split("|")]
+        first = [w for w in stages[0] if not re.match(r"^[A-Za-z_]\w*=", w)]
         if not first or not _runs_code(first):
             return False
-        if any(_words(stage)[:1] and _words(stage)[0] not in _FILTERS for stage in stages[1:]):
+        # A filter that only reads: `sort -o FILE` writes, `tail -f` never ends.
+        if any(not stage or stage[0] not in _FILTERS or {"-o", "-f", "-F"} & set(stage) for stage in stages[1:]):
             return False
     return True
 
 
 def _runs_code(words: list[str]) -> bool:
-    program = words[0]
+    program, args = words[0], words[1:]
     if program.startswith("./"):
         return True
-    if program not in _RUNNERS:
+    # The interpreter's own options come before its script or module; what follows is the program's.
+    options = args[: next((i for i, arg in enumerate(args) if not arg.startswith("-") or arg == "-m"), len(args))]
+    if program not in _RUNNERS or (program != "pytest" and any(_INLINE_CODE.match(arg) for arg in options)):
         return False
-    args = words[1:]
-    if "-c" in args or (program in ("bash", "sh") and not any(not a.startswith("-") for a in args)):
-        return False
+    if program in ("bash", "sh") and all(arg.startswith("-") for arg in args):
+        return False  # a shell reading its commands from elsewhere
     # `python3 -m pip install`: an install, not a run of the code.
-    return args[:1] != ["-m"] or args[1:2] in (["pytest"], ["unittest"])
+    module = args[args.index("-m") + 1 : args.index("-m") + 2] if "-m" in args else None
+    return module is None or module in (["pytest"], ["unittest"])

@@ -114,8 +114,18 @@ def choose(
         if len(candidates) == count:
             break
         drawn = sample(temperature)
-        if all(" ".join(drawn.text.split()) != " ".join(held.text.split()) for held in candidates):
+        held = [" ".join(candidate.text.split()) for candidate in candidates]
+        if (text := " ".join(drawn.text.split())) not in held:
             candidates.append(drawn)
+            continue
+        usage = drawn.reply.usage
+        emit(
+            CandidateScored(
+                step=step, index=held.index(text), text=drawn.text, failed=None, passed=None, chosen=False,
+                repeated=True, prompt_evaluated=usage.prompt_evaluated, prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens, cost=drawn.reply.cost,
+            )
+        )  # fmt: skip
     verdicts = [judge(candidate.parsed) for candidate in candidates]
     chosen = best(verdicts)
     for index, (candidate, verdict) in enumerate(zip(candidates, verdicts, strict=True)):

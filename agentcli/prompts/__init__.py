@@ -5,7 +5,8 @@ The code decides whether a message is sent and computes its values (paths, numbe
 template holds the wording. A value the template uses and the caller does not give raises.
 
 Per model family, `families/FAMILY/NAME.md` replaces `NAME.md`; a folder of the user's own (the
-`prompts` setting, never a repository's) replaces built-in templates of the same name. One process
+`prompts` setting, never from an untrusted repository file, never a folder inside the work tree: the
+sandbox could write a template there) replaces built-in templates of the same name. One process
 drives one model, so the choice is made once, by the session (`choose`).
 """
 
@@ -43,6 +44,7 @@ def environment() -> Environment:
     own = [FileSystemLoader(str(folder))] if folder is not None else []
     return Environment(
         loader=ChoiceLoader([*own, PackageLoader("agentcli", "prompts")]),
+        auto_reload=False,  # a template is read once, when first used
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,

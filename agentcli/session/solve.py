@@ -232,9 +232,8 @@ class Session:
         self.backend = resolve_backend(settings.sandbox)
         if settings.sandbox == "auto":
             self.notify(f"sandbox: {self.backend} (the strongest available here; --sandbox to choose)")
+        prompts.choose(self._prompts_folder(), settings.prompt_family or prompts.family_of(model_name))
         self.model = self.load_model(model_name)
-        folder = Path(settings.prompts).expanduser() if settings.prompts else None
-        prompts.choose(folder, settings.prompt_family or prompts.family_of(model_name))
         self.context = context_for_run(self.model, settings, on_event=self.events.emit, notify=self.notify)
         # What one command's output may show the model follows from the window: at most about a quarter.
         limit = self.context.observation_chars(settings.output_limit)
@@ -298,6 +297,16 @@ class Session:
                 limits={name: getattr(self.settings, name) for name in RUN_LIMITS},
             )
         )
+
+    def _prompts_folder(self) -> Path | None:
+        """The user's own templates (the `prompts` setting), resolved; never a folder in the work tree,
+        where the sandbox could write a template that runs on the host when rendered."""
+        if not self.settings.prompts:
+            return None
+        folder = Path(self.settings.prompts).expanduser().resolve()
+        if folder == self.root.resolve() or self.root.resolve() in folder.parents:
+            raise UsageError(f"prompts: {folder} is inside the repository, which the sandbox can write")
+        return folder
 
     def agent(self, approve: Approver | None = None) -> Agent:
         assert self.sandbox is not None

@@ -129,6 +129,9 @@ class ConsoleRenderer:
 
     def _on_candidate_scored(self, e: CandidateScored) -> None:
         self._stop_spinner()
+        if e.repeated:
+            self.console.print(f"[dim]a sample repeated candidate {e.index + 1}: drawn again[/]")
+            return
         verdict = "the tests could not say" if e.failed is None else f"{e.failed} failing, {e.passed} passing"
         kept = " [green](kept)[/]" if e.chosen else ""
         self.console.print(f"[dim]candidate {e.index + 1}: {verdict}[/]{kept}")

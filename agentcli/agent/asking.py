@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcli.agent.outcome import Stop
-from agentcli.agent.parsing import ParsedReply, action_complete, parse_reply, repeating
+from agentcli.agent.parsing import ParsedReply, action_complete, normalised, parse_reply, repeating
 from agentcli.agent.reply_grammar import reply_grammar
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
@@ -131,7 +131,3 @@ class ModelCalls:
 def reply_text(reply: Reply) -> str:
     """A reply as it reads in the conversation: a tool call in the text protocol's form."""
     return reply.text if reply.tool_call is None else call_text(reply.tool_call, reply.text)
-
-
-def normalised(reply: str) -> str:
-    return " ".join(reply.split())

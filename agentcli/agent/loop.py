@@ -11,14 +11,14 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 
 from agentcli.agent.after_command import Ran, before_command, observe
-from agentcli.agent.asking import ModelCalls, normalised
+from agentcli.agent.asking import ModelCalls
 from agentcli.agent.candidates import Candidates
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.finishing import Finisher
 from agentcli.agent.first_look import first_look
 from agentcli.agent.guards import CommandGuards
 from agentcli.agent.outcome import Approver, Outcome, Resumed, RunLimits, Stop
-from agentcli.agent.parsing import ParsedReply, printed_done, reply_gist, without_plan
+from agentcli.agent.parsing import ParsedReply, normalised, printed_done, reply_gist, without_plan
 from agentcli.agent.placing import Placer
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.replying import step_reply

@@ -795,3 +795,8 @@ def reply_gist(text: str) -> tuple[str | None, bool]:
     context window shows of a folded reply."""
     parsed = parse_reply(text)
     return parsed.command, parsed.finished
+
+
+def normalised(reply: str) -> str:
+    """A reply with its whitespace evened out, to tell whether two replies say the same."""
+    return " ".join(reply.split())

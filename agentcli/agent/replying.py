@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import time
 
-from agentcli.agent.asking import ModelCalls, normalised, reply_text
+from agentcli.agent.asking import ModelCalls, reply_text
 from agentcli.agent.candidates import Candidates
 from agentcli.agent.outcome import Stop
-from agentcli.agent.parsing import ParsedReply
+from agentcli.agent.parsing import ParsedReply, normalised
 from agentcli.agent.run_context import RunContext
 from agentcli.events import ModelReplied, ModelStarted, ModelTokens, Notice
 from agentcli.models.base import ModelGaveUp

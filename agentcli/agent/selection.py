@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agentcli.agent.parsing import ParsedReply
+from agentcli.agent.parsing import ParsedReply, normalised
 from agentcli.events import CandidateScored, Event
 from agentcli.models.base import Reply
 
@@ -114,8 +114,8 @@ def choose(
         if len(candidates) == count:
             break
         drawn = sample(temperature)
-        held = [" ".join(candidate.text.split()) for candidate in candidates]
-        if (text := " ".join(drawn.text.split())) not in held:
+        held = [normalised(candidate.text) for candidate in candidates]
+        if (text := normalised(drawn.text)) not in held:
             candidates.append(drawn)
             continue
         usage = drawn.reply.usage

@@ -6,7 +6,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from agentcli.repo import checkpoint as cp
+from agentcli.repo.git import GitError
 from tests.conftest import git
 
 
@@ -48,3 +51,30 @@ def test_nothing_changed_is_nothing_touched(tmp_path):
     with cp.tree_kept(root) as touched:
         subprocess.run("cat a.txt > /dev/null", shell=True, cwd=root, check=True)
     assert touched == []
+
+
+def test_ignored_files_the_command_makes_are_removed_and_those_it_found_stay(tmp_path):
+    root = _repo(tmp_path)
+    (root / ".gitignore").write_text(".env\nvenv/\n*.log\nbuild/\n")
+    git(root, "commit", "-qam", "ignore logs")
+    (root / "old.log").write_text("the user's log\n")
+    with cp.tree_kept(root) as touched:
+        command = "echo x > run.log; mkdir -p build/out; echo y > build/out/a.o; echo z >> old.log"
+        subprocess.run(command, shell=True, cwd=root, check=True)
+    assert not (root / "run.log").exists() and not (root / "build").exists()
+    assert (root / "old.log").read_text() == "the user's log\nz\n"  # ignored files found are not snapshotted
+    assert (root / ".env").is_file() and (root / "venv" / "lib.py").is_file()
+    assert touched == ["build", "run.log"]
+
+
+def test_a_tree_that_cannot_be_put_back_raises(tmp_path):
+    root = _repo(tmp_path)
+    with pytest.raises(GitError), cp.tree_kept(root):
+        subprocess.run("rm -rf .git", shell=True, cwd=root, check=True)
+
+
+def test_the_blocks_own_error_wins_over_a_failed_put_back(tmp_path):
+    root = _repo(tmp_path)
+    with pytest.raises(ValueError, match="the block's"), cp.tree_kept(root):
+        subprocess.run("rm -rf .git", shell=True, cwd=root, check=True)
+        raise ValueError("the block's")

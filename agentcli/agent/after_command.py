@@ -15,10 +15,13 @@ from agentcli.agent.edits import sed_targets
 from agentcli.agent.focus import run_focus
 from agentcli.agent.guards import already_done
 from agentcli.agent.observation import finished_event, format_observation
+from agentcli.agent.outcome import Stop
 from agentcli.agent.parsing import ParsedReply
 from agentcli.agent.printed import printed_not_written
 from agentcli.agent.run_context import RunContext
+from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tracebacks import is_test_file
+from agentcli.events import Nudge
 from agentcli.prompts import render
 from agentcli.sandbox.base import Observation
 
@@ -171,3 +174,17 @@ def failure_summary(obs: Observation) -> str:
     lines = [line.strip() for line in obs.output.splitlines() if line.strip()]
     last = f": {lines[-1][:200]}" if lines else ""
     return f"exit {obs.exit_code}{last}"
+
+
+def check_stuck(ctx: RunContext, stuck: StuckDetector, step: int, command: str, obs: Observation) -> None:
+    """Record the command for policy `stuck`: the first time the run goes round in circles the model
+    is told, the second time the run stops."""
+    stuck.record(command, obs.output, obs.exit_code)
+    verdict = stuck.check() if ctx.policies.on("stuck") else None
+    if verdict is None:
+        return
+    action, reason = verdict
+    if action == "stop":
+        raise Stop("failed", f"stuck: {reason}")
+    ctx.events.emit(Nudge(step=step, reason=reason))
+    ctx.context.add("user", StuckDetector.advice(reason))

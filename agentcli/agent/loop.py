@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 
-from agentcli.agent.after_command import Ran, before_command, observe
+from agentcli.agent.after_command import Ran, before_command, check_stuck, observe
 from agentcli.agent.asking import ModelCalls
 from agentcli.agent.candidates import Candidates
 from agentcli.agent.done_checks import DoneCheck
@@ -18,7 +18,7 @@ from agentcli.agent.finishing import Finisher
 from agentcli.agent.first_look import first_look
 from agentcli.agent.guards import CommandGuards
 from agentcli.agent.outcome import Approver, Outcome, Resumed, RunLimits, Stop
-from agentcli.agent.parsing import ParsedReply, normalised, printed_done, reply_gist, without_plan
+from agentcli.agent.parsing import ParsedReply, printed_done, reply_gist, without_plan
 from agentcli.agent.placing import Placer
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.replying import step_reply
@@ -33,7 +33,6 @@ from agentcli.events import (
     CommandStarted,
     EventBus,
     FormatError,
-    Nudge,
     PlanUpdated,
 )
 from agentcli.models.base import Model
@@ -106,18 +105,12 @@ class Agent:
     def resume(self, task: str, at: Resumed) -> Outcome:
         """Go on with a run from the start of step `at.step`: the context as it sent that step's prompt,
         the counters as they were (the limits are the caller's, less what was spent)."""
-        ctx, outcome, state = self.ctx, self.ctx.outcome, self.ctx.state
-        state.task = task
+        ctx = self.ctx
+        ctx.state.task = task
         ctx.context.restore(at.prompt, at.context_state, at.plan)
-        outcome.steps = at.step - 1
-        outcome.tokens_in, outcome.tokens_out, outcome.cost = at.tokens_in, at.tokens_out, at.cost
-        outcome.plan = list(at.plan)
+        ctx.outcome.resume_from(at)
+        ctx.state.resume_from(at)
         ctx.commands_ran = list(at.commands)
-        state.commands_since_plan = int(at.progress.get("commands_since_plan", 0))
-        state.echoes_in_a_row = int(at.progress.get("echoes_in_a_row", 0))
-        state.own_check = str(at.progress.get("own_check", ""))
-        state.earlier_replies = {normalised(text) for text in at.replies}
-        state.reply_start = at.prefix
         return self._drive(format_errors=int(at.progress.get("format_errors", 0)))
 
     def continue_with(self, task: str) -> Outcome:
@@ -197,17 +190,7 @@ class Agent:
                 self.finisher.finish(parsed)
             except Objected as objected:  # told now: the stuck check below follows it
                 self._tell(objected, step)
-        self._check_stuck(step, command, obs.output, obs.exit_code)
-
-    def _check_stuck(self, step: int, command: str, output: str, exit_code: int) -> None:
-        self.stuck.record(command, output, exit_code)
-        verdict = self.stuck.check() if self.ctx.policies.on("stuck") else None
-        if verdict is not None:
-            action, reason = verdict
-            if action == "stop":
-                raise Stop("failed", f"stuck: {reason}")
-            self.ctx.events.emit(Nudge(step=step, reason=reason))
-            self.ctx.context.add("user", StuckDetector.advice(reason))
+        check_stuck(ctx, self.stuck, step, command, obs)
 
     def _tell(self, rejected: Rejected, step: int) -> None:
         """Tell the model why its reply was not carried out (and the user, in one line)."""

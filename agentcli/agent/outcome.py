@@ -37,6 +37,11 @@ class Outcome:
     # The objections that still stood when DONE was accepted (raised once already), by check name.
     doubts: dict[str, str] = field(default_factory=dict)
 
+    def resume_from(self, at: Resumed) -> None:
+        """The counts as they were when the resumed step began."""
+        self.steps, self.plan = at.step - 1, list(at.plan)
+        self.tokens_in, self.tokens_out, self.cost = at.tokens_in, at.tokens_out, at.cost
+
 
 @dataclass
 class Decision:

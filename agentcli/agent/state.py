@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentcli.agent.done_checks import DoneCheck
+from agentcli.agent.outcome import Resumed
+from agentcli.agent.parsing import normalised
 from agentcli.agent.selection import Verifier
 from agentcli.models.base import Message
 
@@ -55,3 +57,11 @@ class RunState:
     # The model's own check: the last command it ran that only runs the code (checking.runs_check) and
     # failed. Candidate replies are judged by it too (agent.selection); "" for none yet.
     own_check: str = ""
+
+    def resume_from(self, at: Resumed) -> None:
+        """The progress as it was when the resumed step began (ModelPrompt.progress)."""
+        self.commands_since_plan = int(at.progress.get("commands_since_plan", 0))
+        self.echoes_in_a_row = int(at.progress.get("echoes_in_a_row", 0))
+        self.own_check = str(at.progress.get("own_check", ""))
+        self.earlier_replies = {normalised(text) for text in at.replies}
+        self.reply_start = at.prefix

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcli.agent.guards import CommandGuards, files_to_keep
+from agentcli.agent.guards import CommandGuards
+from agentcli.agent.guards.keep_named import files_to_keep
 from agentcli.session.data_script import script_start
 from agentcli.session.first_looks import first_looks
 from agentcli.session.journal import sessions_dir
@@ -203,7 +204,7 @@ def test_output_the_command_printed_before_the_task_is_no_expectation(tmp_path, 
 
 
 def test_keeping_something_else_does_not_keep_the_file_to_delete():
-    from agentcli.agent.guards import _named_deletion
+    from agentcli.agent.guards.named_deletion import named_deletion as _named_deletion
 
     assert _named_deletion("rm legacy.py", "Delete the unused legacy.py module and keep the test suite green.") is None
     replace = "Replace config.ini with config.toml and keep the same settings."
@@ -255,7 +256,7 @@ def test_a_pronoun_is_no_text_to_rename():
 
 
 def test_a_line_wanted_at_the_top_goes_below_the_interpreter_line():
-    from agentcli.agent.guards import at_top
+    from agentcli.agent.guards.at_top import at_top
 
     placed = at_top("echo 'set -e' >> deploy.sh", "Add set -e at the start of deploy.sh", lambda p: "#!/bin/sh\nrun\n")
     assert placed is not None and placed[0] == "sed -i '2i set -e' deploy.sh"

@@ -12,7 +12,8 @@ rewordings are only scored, never read for ideas (docs/eval.md).
 
 Each (split, wording) is one `agentcli eval` over a suite folder built for it, with the response
 cache off (a cached reply would repeat the last run) and `--resume`, so an interrupted run goes on.
-Results go to benchmarks/results/<label>/<split>-w<N>.json (ignored by git).
+Results go to benchmarks/results/<label>/<split>-w<N>.json (ignored by git), and the machine's speed
+with the model (benchmarks/machine_speed.py) to <label>/machine.json, printed under the table.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agentcli.policies import DEFAULT_PROFILE  # noqa: E402
+from benchmarks.machine_speed import measure  # noqa: E402
 
 TASKS = ROOT / "benchmarks" / "tasks"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -78,6 +80,25 @@ def run(label: str, split: str, wording: int, args: argparse.Namespace) -> Path:
     if done.returncode != 0:  # e.g. --resume refused results of another configuration under this label
         sys.exit(f"protocol: agentcli eval exited {done.returncode} for {label} {split}-w{wording}")
     return out
+
+
+def record_machine(label: str, model: str) -> None:
+    """The machine's speed with the model, measured once per label before its first run (a run has a
+    wall clock: figures from machines of other speeds do not compare)."""
+    path = RESULTS / label / "machine.json"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(measure(model)) + "\n")
+
+
+def machines(labels: list[str]) -> str:
+    lines = []
+    for label in labels:
+        path = RESULTS / label / "machine.json"
+        if path.is_file():
+            speed = json.loads(path.read_text())
+            lines.append(f"{label}: " + ", ".join(f"{key} {value}" for key, value in speed.items()))
+    return "\n".join(lines)
 
 
 def malformed_replies(result: dict) -> int:
@@ -151,11 +172,14 @@ def main() -> None:
         found = sorted(p.name for p in RESULTS.iterdir() if p.is_dir()) if RESULTS.is_dir() else []
         labels = args.report or found
         print(table(labels))
+        print(machines(labels))
         return
+    record_machine(args.label, args.model)
     for split in args.splits:
         for wording in args.wordings:
             run(args.label, split, wording, args)
     print(table([args.label]))
+    print(machines([args.label]))
 
 
 if __name__ == "__main__":

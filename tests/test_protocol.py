@@ -25,3 +25,20 @@ def test_a_suite_is_built_with_the_wording_asked_for(tmp_path):
     original = protocol.TASKS / "fix-off-by-one"
     assert (task / "instruction.md").read_text() == (original / "rewordings" / "1.md").read_text()
     assert not (task / "rewordings").exists() and (task / "tests").is_dir() and (task / "repo").is_dir()
+
+
+def test_the_machines_speed_is_recorded_once_per_label_and_printed(tmp_path, monkeypatch):
+    monkeypatch.setattr(protocol, "RESULTS", tmp_path)
+    measured = []
+    monkeypatch.setattr(protocol, "measure", lambda model: measured.append(model) or {"generation_tok_s": 2.1})
+    protocol.record_machine("run", "local/qwen2.5-coder-1.5b")
+    protocol.record_machine("run", "local/qwen2.5-coder-1.5b")  # a resumed run keeps the first figure
+    assert measured == ["local/qwen2.5-coder-1.5b"]
+    assert protocol.machines(["run", "other"]) == "run: generation_tok_s 2.1"
+
+
+def test_the_python_loop_reference_is_timed():
+    from benchmarks.machine_speed import measure
+
+    figures = measure("openai/gpt-4o-mini")  # a hosted model: only the interpreter is timed
+    assert set(figures) == {"python_loop_s"} and figures["python_loop_s"] > 0

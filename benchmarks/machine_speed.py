@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agentcli.models.llamacpp import physical_cores  # noqa: E402
+from agentcli.models.llamacpp import default_gpu_layers, physical_cores  # noqa: E402
 from agentcli.models.store import resolve  # noqa: E402
 
 PROMPT_TOKENS = 256
@@ -35,16 +35,23 @@ def python_loop_seconds() -> float:
 
 
 def model_speed(model: str) -> dict[str, float]:
-    """Prompt and generation tokens/s of `model` (a `local/` name) with agentcli's thread count."""
+    """Prompt and generation tokens/s of `model` (a `local/` name) as agentcli loads it (its thread
+    count, every layer on a GPU where there is one)."""
     import llama_cpp
 
     path = resolve(model).path
     if not path.is_file():
         sys.exit(f"machine_speed: {model} is not pulled: agentcli models pull {model}")
     threads = physical_cores()
-    llm = llama_cpp.Llama(model_path=str(path), n_ctx=1024, n_threads=threads, verbose=False)
+    gpu_layers = default_gpu_layers()
+    llm = llama_cpp.Llama(
+        model_path=str(path), n_ctx=1024, n_threads=threads, n_threads_batch=threads, n_gpu_layers=gpu_layers,
+        verbose=False,
+    )  # fmt: skip
     text = "def scale(values, factor):\n    return [v * factor for v in values]\n\n" * 40
     prompt = llm.tokenize(text.encode(), add_bos=False)[:PROMPT_TOKENS]
+    llm.eval(prompt[:16])  # warm-up: the model's pages read, the compute graph built
+    llm.reset()
     started = time.perf_counter()
     llm.eval(prompt)
     prompt_seconds = time.perf_counter() - started
@@ -59,6 +66,7 @@ def model_speed(model: str) -> dict[str, float]:
     generation_seconds = time.perf_counter() - first
     return {
         "threads": threads,
+        "gpu_layers": gpu_layers,
         "prompt_tok_s": round(len(prompt) / prompt_seconds, 1),
         "generation_tok_s": round((generated - 1) / generation_seconds, 1),
     }

@@ -13,7 +13,8 @@ rewordings are only scored, never read for ideas (docs/eval.md).
 Each (split, wording) is one `agentcli eval` over a suite folder built for it, with the response
 cache off (a cached reply would repeat the last run) and `--resume`, so an interrupted run goes on.
 Results go to benchmarks/results/<label>/<split>-w<N>.json (ignored by git), and the machine's speed
-with the model (benchmarks/machine_speed.py) to <label>/machine.json, printed under the table.
+with the model (benchmarks/machine_speed.py), measured before each invocation, to <label>/machine.json,
+printed under the table.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -83,20 +85,20 @@ def run(label: str, split: str, wording: int, args: argparse.Namespace) -> Path:
 
 
 def record_machine(label: str, model: str) -> None:
-    """The machine's speed with the model, measured once per label before its first run (a run has a
-    wall clock: figures from machines of other speeds do not compare)."""
+    """The machine's speed with the model, measured before each invocation under a label (a run has a
+    wall clock: figures from machines of other speeds do not compare; a label resumed elsewhere shows both)."""
     path = RESULTS / label / "machine.json"
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(measure(model)) + "\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    measured = json.loads(path.read_text()) if path.is_file() else []
+    measured.append({"host": socket.gethostname(), **measure(model)})
+    path.write_text(json.dumps(measured, indent=1) + "\n")
 
 
 def machines(labels: list[str]) -> str:
     lines = []
     for label in labels:
         path = RESULTS / label / "machine.json"
-        if path.is_file():
-            speed = json.loads(path.read_text())
+        for speed in json.loads(path.read_text()) if path.is_file() else []:
             lines.append(f"{label}: " + ", ".join(f"{key} {value}" for key, value in speed.items()))
     return "\n".join(lines)
 

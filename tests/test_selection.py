@@ -275,3 +275,13 @@ def test_the_python_check_reads_the_file_where_the_shell_is(tmp_path: Path):
     # src/app.py is judged (./app.py, which never parses, is not where the shell is).
     assert scored == [(0, 1, 0, False), (1, 0, 1, True)], seen
     assert "return sum(xs)\n" in (root / "src" / "app.py").read_text()
+
+
+def test_a_candidate_that_writes_an_ignored_file_is_not_judged(tmp_path: Path):
+    # A snapshot holds no ignored file: the change could not be taken back.
+    root = committed_repo(tmp_path / "repo", {"app.py": BROKEN_APP, ".gitignore": "local_settings.py\n"})
+    ignored = "local_settings.py\n```python\nDEBUG = True\n```"
+    seen = _own_check_run(root, [RUN_APP, ignored, SED_RIGHT, RUN_APP, "DONE: fixed"])
+    scored = [(e.index, e.failed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
+    assert scored == [(0, None, False), (1, 0, True)]
+    assert not (root / "local_settings.py").exists()

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from agentcli.repo import checkpoint as cp
-from agentcli.repo.git import GitError
 from tests.conftest import git
 
 
@@ -53,23 +52,26 @@ def test_nothing_changed_is_nothing_touched(tmp_path):
     assert touched == []
 
 
-def test_ignored_files_the_command_makes_are_removed_and_those_it_found_stay(tmp_path):
+def test_the_users_ignored_files_survive_a_command_that_moves_or_empties_their_folders(tmp_path):
     root = _repo(tmp_path)
-    (root / ".gitignore").write_text(".env\nvenv/\n*.log\nbuild/\n")
+    (root / ".gitignore").write_text(".env\nvenv/\n*.log\n")
     git(root, "commit", "-qam", "ignore logs")
-    (root / "old.log").write_text("the user's log\n")
-    with cp.tree_kept(root) as touched:
-        command = "echo x > run.log; mkdir -p build/out; echo y > build/out/a.o; echo z >> old.log"
-        subprocess.run(command, shell=True, cwd=root, check=True)
-    assert not (root / "run.log").exists() and not (root / "build").exists()
-    assert (root / "old.log").read_text() == "the user's log\nz\n"  # ignored files found are not snapshotted
-    assert (root / ".env").is_file() and (root / "venv" / "lib.py").is_file()
-    assert touched == ["build", "run.log"]
+    (root / "cfg").mkdir()
+    (root / "cfg" / "notes.txt").write_text("untracked\n")
+    (root / "cfg" / "secret.log").write_text("the user's log\n")
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "mod.py").write_text("x = 1\n")
+    (root / "src" / "pkg" / ".env").write_text("KEY=1\n")
+    with cp.tree_kept(root):
+        subprocess.run("rm cfg/notes.txt && mv src/pkg src/pkg2", shell=True, cwd=root, check=True)
+    assert (root / "cfg" / "secret.log").read_text() == "the user's log\n"
+    assert (root / "cfg" / "notes.txt").is_file() and (root / "src" / "pkg" / "mod.py").is_file()
+    assert (root / "src" / "pkg2" / ".env").read_text() == "KEY=1\n"  # ignored: never removed
 
 
 def test_a_tree_that_cannot_be_put_back_raises(tmp_path):
     root = _repo(tmp_path)
-    with pytest.raises(GitError), cp.tree_kept(root):
+    with pytest.raises(cp.TreeNotPutBack, match="could not be put back"), cp.tree_kept(root):
         subprocess.run("rm -rf .git", shell=True, cwd=root, check=True)
 
 

@@ -388,50 +388,52 @@ def bring_tree(root: Path, tree: str, exclude: tuple[str, ...] = ()) -> list[str
     return added + restored
 
 
+class TreeNotPutBack(OSError):
+    """The work tree could not be brought back after a block agentcli ran on its own: the run ends
+    (as the sandbox breaking it would), and `agentcli undo` brings back the start."""
+
+
 @contextlib.contextmanager
 def tree_kept(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[list[str]]:
     """Put the working tree's files back as they were before the block; the list it yields holds,
     afterwards, the paths put back. For commands agentcli runs on its own (a command the task quotes,
-    run to show or check it, a candidate change judged by the checks). Ignored files and folders the
-    block creates are removed; ignored files that were there stay as they are (a snapshot holds none).
-    A tree that cannot be put back raises (GitError, OSError): going on would build on a change nobody
-    chose; where the block itself raised, its error is the one that propagates."""
+    run to show or check it, a candidate change judged by the checks). Files git ignores are never
+    removed, and are not brought back either: a snapshot holds none of them. A tree that cannot be put
+    back raises TreeNotPutBack, as going on would build on a change nobody chose; where the block
+    itself raised, its error is the one that propagates."""
     git = Git(root)
     before = snapshot_tree(git, exclude)
-    ignored_before = ignored_entries(root)
     touched: list[str] = []
     try:
         yield touched
     except BaseException:
         with contextlib.suppress(GitError, OSError):
-            touched += _put_back(git, root, before, exclude, ignored_before)
+            touched += _put_back(git, root, before, exclude)
         raise
-    touched += _put_back(git, root, before, exclude, ignored_before)
+    try:
+        touched += _put_back(git, root, before, exclude)
+    except (GitError, OSError) as e:
+        raise TreeNotPutBack(f"the work tree could not be put back after a check: {e}") from e
 
 
-def _put_back(git: Git, root: Path, before: str, exclude: tuple[str, ...], ignored_before: set[str]) -> list[str]:
+def _put_back(git: Git, root: Path, before: str, exclude: tuple[str, ...]) -> list[str]:
     """Bring the working tree to the snapshot `before`, ignore files first: under ignore rules the block
     changed, files ignored before it would count as new ones and be removed."""
     now = snapshot_tree(git, exclude)
-    rules: list[str] = []
-    if now != before:
-        changed = [p for p in git("diff-tree", "-r", "--no-renames", "--name-only", "-z", before, now).split("\0") if p]
-        rules = [path for path in changed if path.rsplit("/", 1)[-1] == ".gitignore"]
-        for path in rules:
-            if git.try_("cat-file", "-e", f"{before}:{path}") is None:
-                untrusted.remove(root, path)
-            else:
-                untrusted.write_bytes(root, path, git.blob(git("rev-parse", f"{before}:{path}")))
-    skipped = {path.rstrip("/") for path in exclude}
-    created = sorted(e for e in ignored_entries(root) - ignored_before if e.rstrip("/") not in skipped)
-    removed = [entry.rstrip("/") for entry in created if untrusted.remove(root, entry.rstrip("/"))]
     if now == before:
-        return removed
+        return []
+    changed = [p for p in git("diff-tree", "-r", "--no-renames", "--name-only", "-z", before, now).split("\0") if p]
+    rules = [path for path in changed if path.rsplit("/", 1)[-1] == ".gitignore"]
+    for path in rules:
+        if git.try_("cat-file", "-e", f"{before}:{path}") is None:
+            untrusted.remove(root, path)
+        else:
+            untrusted.write_bytes(root, path, git.blob(git("rev-parse", f"{before}:{path}")))
     if rules:
         now = snapshot_tree(git, exclude)
     added, restored = _make_tree(git, root, before, now)
     _give_back_ownership(root, [*rules, *restored])
-    return sorted({*rules, *added, *restored, *removed})
+    return sorted({*rules, *added, *restored})
 
 
 def _give_back_ownership(root: Path, paths: list[str]) -> None:

@@ -45,9 +45,13 @@ def model_speed(model: str) -> dict[str, float]:
     threads = physical_cores()
     gpu_layers = default_gpu_layers()
     llm = llama_cpp.Llama(
-        model_path=str(path), n_ctx=1024, n_threads=threads, n_threads_batch=threads, n_gpu_layers=gpu_layers,
+        model_path=str(path),
+        n_ctx=1024,
+        n_threads=threads,
+        n_threads_batch=threads,
+        n_gpu_layers=gpu_layers,
         verbose=False,
-    )  # fmt: skip
+    )
     text = "def scale(values, factor):\n    return [v * factor for v in values]\n\n" * 40
     prompt = llm.tokenize(text.encode(), add_bos=False)[:PROMPT_TOKENS]
     llm.eval(prompt[:16])  # warm-up: the model's pages read, the compute graph built

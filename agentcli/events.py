@@ -180,6 +180,20 @@ class CommandFinished(Event):
 
 
 @dataclass
+class SideCommand(Event):
+    """A command run beside the model's own: a check on DONE, a guard's, a candidate change and its
+    checks, the user's `!command` in the REPL. `output` is its beginning; the model saw it only where a
+    note says so."""
+
+    type: ClassVar[str] = "side_command"
+    command: str
+    exit_code: int
+    output: str
+    duration: float
+    timed_out: bool = False
+
+
+@dataclass
 class FormatError(Event):
     type: ClassVar[str] = "format_error"
     step: int

@@ -9,6 +9,7 @@ import pytest
 
 from agentcli.config import load_settings
 from agentcli.models.scripted import ScriptedModel
+from agentcli.sandbox.local import HostSandbox
 from agentcli.session.journal import read_events
 from agentcli.session.replay import prompts
 from agentcli.session.solve import SolveRequest, solve
@@ -59,3 +60,22 @@ def test_a_journal_that_skips_a_prompt_is_refused():
     events = [{"type": "model_prompt", "step": 1, "keep": 2, "messages": [{"role": "user", "content": "x"}]}]
     with pytest.raises(ValueError, match="keeps 2 messages"):
         prompts(events)
+
+
+def test_every_command_anything_ran_is_in_the_journal_once(failing_repo: Path, monkeypatch, tmp_path: Path):
+    ran: list[str] = []
+    run = HostSandbox.run
+
+    def counting(self, command, timeout=None):
+        ran.append(command)
+        return run(self, command, timeout=timeout)
+
+    monkeypatch.setattr(HostSandbox, "run", counting)
+    _, events = _run(failing_repo, FIX_REPLIES, monkeypatch, tmp_path)
+    model = [e["command"] for e in events if e["type"] == "command_finished"]
+    side = [e["command"] for e in events if e["type"] == "side_command"]
+    # The model's commands and the first looks as commands, the rest (the tests run on DONE among them)
+    # as side commands; each once.
+    assert len(ran) == len(model) + len(side) and side
+    assert any("pytest" in command for command in side)
+    assert all(e["output"] == e["output"][:2000] for e in events if e["type"] == "side_command")

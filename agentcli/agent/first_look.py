@@ -13,6 +13,7 @@ import shlex
 
 from agentcli.agent.focus import run_focus
 from agentcli.agent.observation import describe_result, finished_event
+from agentcli.agent.recorded import journaled_as_command
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.tracebacks import is_test_file
 from agentcli.events import CommandStarted
@@ -28,7 +29,7 @@ def first_look(run: RunContext, command: str) -> str:
     """Run `command` before the first reply and describe its result. It runs in a subshell (the model's
     shell keeps its state) and writes no bytecode into the repository."""
     run.events.emit(CommandStarted(step=0, command=command, notes=["run before the first reply"]))
-    with run.tree_kept() as changed:
+    with run.tree_kept() as changed, journaled_as_command(run.sandbox):
         ran = run.repo.run_at_root(f"export PYTHONDONTWRITEBYTECODE=1 && {command}", FIRST_LOOK_TIMEOUT)
     obs = dataclasses.replace(ran, command=command)
     run.first_look_results[command] = obs

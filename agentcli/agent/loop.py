@@ -20,6 +20,7 @@ from agentcli.agent.guards import CommandGuards
 from agentcli.agent.outcome import Approver, Outcome, Resumed, RunLimits, Stop
 from agentcli.agent.parsing import ParsedReply, printed_done, reply_gist, without_plan
 from agentcli.agent.placing import Placer
+from agentcli.agent.recorded import journaled_as_command
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.replying import step_reply
 from agentcli.agent.repo_view import RepoView
@@ -177,7 +178,8 @@ class Agent:
         server = ctx.guards.server(command)
         timeout = min(SERVER_SECONDS, self.ctx.command_timeout()) if server else self.ctx.command_timeout()
         try:
-            obs = ran.obs = ctx.sandbox.run(command, timeout=timeout)
+            with journaled_as_command(ctx.sandbox):
+                obs = ran.obs = ctx.sandbox.run(command, timeout=timeout)
         except KeyboardInterrupt:
             # Keep the history well-formed for a follow-up task: every command gets an answer.
             ctx.context.add("user", render("observation/interrupted"))

@@ -21,6 +21,7 @@ from agentcli.agent.expected import only_tests
 from agentcli.agent.first_look import lines_look
 from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import Approver, Outcome, Resumed, RunLimits
+from agentcli.agent.recorded import RecordedSandbox
 from agentcli.agent.selection import CHECK_SECONDS, Verdict, Verifier, pytest_verdict
 from agentcli.agent.state import TaskFacts
 from agentcli.agent.tracebacks import is_test_file
@@ -278,9 +279,8 @@ class Session:
 
     def create_sandbox(self) -> Sandbox:
         """The session's sandbox, not yet started."""
-        self.sandbox = create_sandbox(
-            self.backend, self.root, self.journal.commands_dir, self.settings, notify=self.notify
-        )
+        made = create_sandbox(self.backend, self.root, self.journal.commands_dir, self.settings, notify=self.notify)
+        self.sandbox = RecordedSandbox(made, self.events.emit)  # every command anything runs is journaled
         return self.sandbox
 
     def announce(self, task: str) -> None:

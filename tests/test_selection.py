@@ -4,6 +4,7 @@ applied to the work tree and taken back in turn, and `agentcli solve --candidate
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from agentcli.agent.checking import runs_check
 from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import RunLimits
+from agentcli.agent.parsing import parse_reply
 from agentcli.agent.selection import Verdict, best, pytest_verdict, temperatures, with_check
 from agentcli.events import CandidateScored, Event, EventBus, ModelPrompt
 from agentcli.models.scripted import ScriptedModel
@@ -285,3 +287,14 @@ def test_a_candidate_that_writes_an_ignored_file_is_not_judged(tmp_path: Path):
     scored = [(e.index, e.failed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
     assert scored == [(0, None, False), (1, 0, True)]
     assert not (root / "local_settings.py").exists()
+
+
+def test_no_candidates_where_the_time_left_cannot_pay_for_the_replies(tmp_path: Path):
+    root = committed_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    with HostSandbox(root, channel_for(root)) as box:
+        agent = Agent(ScriptedModel([]), box, EventBus([]), limits=RunLimits(candidates=3, timeout=300))
+        agent.ctx.facts.verifier, agent.ctx.facts.takes_back = (lambda: Verdict(0, 1)), True
+        agent.ctx.state.started = time.monotonic()
+        change = parse_reply(RIGHT)
+        assert agent.candidates.wanted(change, reply_seconds=20)  # 60 + 2 x 20 + 3 x 30 s: 190 s of 300
+        assert not agent.candidates.wanted(change, reply_seconds=80)  # 60 + 2 x 80 + 90 s: past the limit

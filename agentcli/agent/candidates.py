@@ -26,9 +26,10 @@ class Candidates:
     def __init__(self, run: RunContext, calls: ModelCalls):
         self.run, self.calls = run, calls
 
-    def wanted(self, parsed: ParsedReply) -> bool:
+    def wanted(self, parsed: ParsedReply, reply_seconds: float = 0.0) -> bool:
         """Whether this step's reply is one of several for the checks to choose from: it changes code,
-        the run has a check and can take a change back, and time is left for more replies."""
+        the run has a check and can take a change back, and time is left for more replies (each priced
+        at `reply_seconds`, what the first one took: on a slow machine a reply costs a minute)."""
         run = self.run
         if run.limits.candidates < 2 or not run.policies.on("select") or not run.facts.takes_back:
             return False
@@ -38,7 +39,8 @@ class Candidates:
         if not paths or not (running or any(path.endswith(".py") for path in paths)):
             return False
         # Time for the replies and the checks of each, and for the chosen one to run after.
-        needed = SELECTION_MIN_SECONDS + run.limits.candidates * running * CHECK_SECONDS
+        count = run.limits.candidates
+        needed = SELECTION_MIN_SECONDS + (count - 1) * reply_seconds + count * running * CHECK_SECONDS
         return not run.limits.timeout or run.limits.timeout - run.elapsed() > needed
 
     def choose(

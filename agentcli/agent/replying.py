@@ -38,7 +38,7 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
         text = reply_text(reply)
         parsed = calls.read(reply, text)
         calls.account(reply)  # with candidates, every one's tokens count, the one kept among them
-        if candidates.wanted(parsed):
+        if candidates.wanted(parsed, reply_seconds=time.monotonic() - started):
             taken = RESAMPLE_TEMPERATURE if copied is not None else ctx.temperature
             reply, text, parsed = candidates.choose(step, reply, text, parsed, taken)
     except ModelGaveUp as e:

@@ -182,8 +182,8 @@ class CommandFinished(Event):
 @dataclass
 class SideCommand(Event):
     """A command run beside the model's own: a check on DONE, a guard's, a candidate change and its
-    checks, the user's `!command` in the REPL. `output` is its beginning; the model saw it only where a
-    note says so."""
+    checks, the user's `!command` in the REPL. `output` keeps its two ends; the model saw it only where
+    a note says so. `exit_code` -1: stopped before it finished."""
 
     type: ClassVar[str] = "side_command"
     command: str

@@ -18,7 +18,7 @@ from agentcli.events import CandidateScored, Event, EventBus, ModelPrompt
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.repo import checkpoint as cp
-from agentcli.sandbox.local import HostSandbox
+from agentcli.sandbox.local import HostSandbox, bwrap_available
 from tests.conftest import channel_for, committed_repo, smol_model
 from tests.test_solve import agentcli
 
@@ -279,14 +279,27 @@ def test_the_python_check_reads_the_file_where_the_shell_is(tmp_path: Path):
     assert "return sum(xs)\n" in (root / "src" / "app.py").read_text()
 
 
-def test_a_candidate_that_writes_an_ignored_file_is_not_judged(tmp_path: Path):
-    # A snapshot holds no ignored file: the change could not be taken back.
-    root = committed_repo(tmp_path / "repo", {"app.py": BROKEN_APP, ".gitignore": "local_settings.py\n"})
+NEEDS_BWRAP = [pytest.mark.bwrap, pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot run here")]
+
+
+@pytest.mark.parametrize("sandbox", ["host", pytest.param("bwrap", marks=NEEDS_BWRAP)])
+def test_a_candidate_that_writes_an_ignored_file_is_not_judged(failing_repo: Path, tmp_path: Path, sandbox: str):
+    # Ignored by the user's global rules only, which the sandbox's git (another home) does not read; a
+    # snapshot holds no ignored file, so the change could not be taken back.
+    (tmp_path / "xdg" / "git").mkdir(parents=True)
+    (tmp_path / "xdg" / "git" / "ignore").write_text("local_settings.py\n")
     ignored = "local_settings.py\n```python\nDEBUG = True\n```"
-    seen = _own_check_run(root, [RUN_APP, ignored, SED_RIGHT, RUN_APP, "DONE: fixed"])
-    scored = [(e.index, e.failed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
-    assert scored == [(0, None, False), (1, 0, True)]
-    assert not (root / "local_settings.py").exists()
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps([ignored, RIGHT, "```bash\npython3 -m pytest -q\n```", "DONE: add adds"]))
+    result = agentcli(
+        "solve", "Fix add in calc.py.", "--model", f"scripted:{replies}", "--sandbox", sandbox, "--json",
+        "--candidates", "2", cwd=failing_repo, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")},
+    )  # fmt: skip
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    scored = [(e["index"], e["failed"], e["chosen"]) for e in events if e["type"] == "candidate_scored"]
+    assert scored == [(0, None, False), (1, 0, True)], result.stdout + result.stderr
+    assert not (failing_repo / "local_settings.py").exists()
+    assert (failing_repo / "calc.py").read_text() == RIGHT_TEXT
 
 
 def test_no_candidates_where_the_time_left_cannot_pay_for_the_replies(tmp_path: Path):

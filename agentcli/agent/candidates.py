@@ -82,7 +82,7 @@ class Candidates:
         """The checks' verdict on the work tree with `parsed`'s change made; the tree is put back after.
         None where the change is not made, fails, or the repository's tests say nothing of it."""
         run, change = self.run, self._change(parsed)
-        if change is None or self._ignored(_changed(parsed)):
+        if change is None or self.run.facts.ignored(_changed(parsed)):
             return None
         with run.tree_kept():
             # In a subshell: a `cd` or `set` in the change stays in it.
@@ -102,12 +102,6 @@ class Candidates:
                     run.state.own_check = ""  # a check that cannot finish in time tells nothing apart
                 verdict = with_check(verdict, obs.ok)
             return verdict
-
-    def _ignored(self, paths: list[str]) -> bool:
-        """Whether git ignores one of `paths` (from where the shell is): the work tree is put back from a
-        snapshot, which holds no ignored file, so such a change could not be taken back."""
-        quoted = " ".join(shlex.quote(path) for path in paths)
-        return self.run.sandbox.run(f"git check-ignore -q -- {quoted}", timeout=CHECK_SECONDS).exit_code == 0
 
 
 # Parses each file named, Python's way; fails on the first that does not parse.

@@ -6,13 +6,20 @@ journaled as `CommandStarted`/`CommandFinished` by their callers, inside `journa
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator
 
 from agentcli.events import Event, SideCommand
 from agentcli.sandbox.base import Observation, Sandbox
 
-# Characters of a check's output kept in its event: enough to see why it failed.
+# Characters of a side command's output kept in its event, half from each end (a test run's summary is
+# its last lines), and of the command itself (a candidate's heredoc, a restored shell state).
 OUTPUT_KEPT = 2000
+COMMAND_KEPT = 4000
+
+
+def _ends(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[: limit // 2]}\n[...]\n{text[-limit // 2 :]}"
 
 
 class RecordedSandbox:
@@ -33,26 +40,35 @@ class RecordedSandbox:
         self.inner.__exit__(*exc)
 
     def run(self, command: str, timeout: float | None = None) -> Observation:
-        obs = self.inner.run(command, timeout=timeout)
+        started = time.monotonic()
+        try:
+            obs = self.inner.run(command, timeout=timeout)
+        except BaseException:  # an interrupt, a shell that died: the command still ran
+            if not self._elsewhere:
+                self._record(command, -1, "(stopped before it finished)", time.monotonic() - started, False)
+            raise
         if not self._elsewhere:
-            self.emit(
-                SideCommand(
-                    command=command,
-                    exit_code=obs.exit_code,
-                    output=obs.output[:OUTPUT_KEPT],
-                    duration=round(obs.duration, 3),
-                    timed_out=obs.timed_out,
-                )
-            )
+            self._record(command, obs.exit_code, obs.output, obs.duration, obs.timed_out)
         return obs
+
+    def _record(self, command: str, exit_code: int, output: str, duration: float, timed_out: bool) -> None:
+        self.emit(
+            SideCommand(
+                command=_ends(command, COMMAND_KEPT),
+                exit_code=exit_code,
+                output=_ends(output, OUTPUT_KEPT),
+                duration=round(duration, 3),
+                timed_out=timed_out,
+            )
+        )
 
     @contextlib.contextmanager
     def journaled_elsewhere(self) -> Iterator[None]:
-        self._elsewhere = True
+        outer, self._elsewhere = self._elsewhere, True
         try:
             yield
         finally:
-            self._elsewhere = False
+            self._elsewhere = outer
 
 
 def journaled_as_command(sandbox: Sandbox) -> contextlib.AbstractContextManager[None]:

@@ -25,6 +25,7 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
     ctx.events.emit(ModelStarted(step=step))
     started = time.monotonic()
     try:
+        asked = time.monotonic()
         reply = calls.complete()
         copied = calls.copied(reply_text(reply)) if ctx.policies.on("resample") else None
         if copied is not None:
@@ -34,11 +35,12 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
             # even then is the model insisting, which the checks judge.
             calls.account(reply)
             ctx.events.emit(Notice(message=f"the model {copied}: asking again"))
+            asked = time.monotonic()
             reply = calls.complete(temperature=RESAMPLE_TEMPERATURE)
         text = reply_text(reply)
         parsed = calls.read(reply, text)
         calls.account(reply)  # with candidates, every one's tokens count, the one kept among them
-        if candidates.wanted(parsed, reply_seconds=time.monotonic() - started):
+        if candidates.wanted(parsed, reply_seconds=time.monotonic() - asked):
             taken = RESAMPLE_TEMPERATURE if copied is not None else ctx.temperature
             reply, text, parsed = candidates.choose(step, reply, text, parsed, taken)
     except ModelGaveUp as e:

@@ -3,6 +3,7 @@ agent's attributes, so the loop's state can be read (and journaled, and reset) i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcli.agent.done_checks import DoneCheck
@@ -25,6 +26,9 @@ class TaskFacts:
     unchanged_start: str = ""
     verifier: Verifier | None = None  # the repository's tests, that candidate replies are judged by (agent.selection)
     takes_back: bool = False  # whether a candidate's change can be put back (git keeps the work tree)
+    # Whether git ignores one of these paths (relative to where the shell is), as the snapshots that put a
+    # change back do; True where that cannot be told: such a change could not be taken back.
+    ignored: Callable[[list[str]], bool] = lambda paths: False
 
 
 @dataclass

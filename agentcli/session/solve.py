@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import posixpath
 import re
 import shlex
 import signal
@@ -56,7 +57,7 @@ from agentcli.repo.git import GitError
 from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
 from agentcli.repo.repomap import MAX_FILE_BYTES
-from agentcli.sandbox.base import Sandbox
+from agentcli.sandbox.base import Sandbox, repo_relative
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.checks import (
     PYTEST_EVERY,
@@ -481,8 +482,9 @@ class Session:
         """An agent for the task, its checks on "done" set up."""
         agent = self.agent()
         agent.ctx.facts = TaskFacts(
-            setup.outputs, setup.data_start, setup.substitution, self._verifier(), takes_back=self.use_git
-        )
+            setup.outputs, setup.data_start, setup.substitution, self._verifier(), takes_back=self.use_git,
+            ignored=self._ignored,
+        )  # fmt: skip
         outputs, names, raises, looks = setup.outputs, setup.names, setup.raises, setup.looks
         # After an objection to the file asked for, a data task's begun script is begun again.
         asked = DoneCheck("outputs", lambda: output_problems(self.root, outputs, task), output=True, retry_cut=":")
@@ -525,6 +527,23 @@ class Session:
             return pytest_verdict(obs.exit_code, obs.output, obs.timed_out)
 
         return verdict
+
+    def _ignored(self, paths: list[str]) -> bool:
+        """Whether git on the host ignores one of `paths` (relative to where the sandbox's shell is), with
+        the user's global rules, as the snapshots do (the sandbox's git has another home); True where it
+        cannot tell."""
+        if self.sandbox is None:
+            return True
+        here = self.sandbox.run("pwd", timeout=10).output.strip()
+        base = "" if here == self.sandbox.workdir else repo_relative(self.sandbox.workdir, here)
+        if base is None:
+            return True
+        relative = [posixpath.normpath(posixpath.join(base, path)) for path in paths]
+        try:
+            cp.Git(self.root)("check-ignore", "-q", "--", *relative)
+        except GitError as e:
+            return e.status != 1  # 1: none is ignored; anything else: it cannot tell
+        return True
 
     def resume_task(self, task: str, at: Resumed, elapsed: float) -> Outcome:
         """Go on with a task from a journaled step (see `session/resume.py`): one attempt, no retries,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -71,3 +72,16 @@ def repo_relative(workdir: str, path: str) -> str | None:
     except ValueError:
         return None
     return str(relative) if relative.parts else None
+
+
+def shell_paths(sandbox: Sandbox, paths: list[str]) -> list[str | None]:
+    """`paths`, relative to where the sandbox's shell is, as paths relative to the repository ("." for its
+    root); None for one outside it."""
+    workdir = sandbox.workdir.rstrip("/") or "/"
+    cwd = sandbox.run("pwd", timeout=10).output.strip() or workdir
+    found: list[str | None] = []
+    for path in paths:
+        full = posixpath.normpath(posixpath.join(cwd, path))
+        inside = full == workdir or full.startswith(workdir + "/")
+        found.append((repo_relative(workdir, full) or ".") if inside else None)
+    return found

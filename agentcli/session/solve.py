@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import posixpath
 import re
 import shlex
 import signal
@@ -57,7 +56,7 @@ from agentcli.repo.git import GitError
 from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
 from agentcli.repo.repomap import MAX_FILE_BYTES
-from agentcli.sandbox.base import Sandbox, repo_relative
+from agentcli.sandbox.base import Sandbox, shell_paths
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.checks import (
     PYTEST_EVERY,
@@ -534,13 +533,11 @@ class Session:
         cannot tell."""
         if self.sandbox is None:
             return True
-        here = self.sandbox.run("pwd", timeout=10).output.strip()
-        base = "" if here == self.sandbox.workdir else repo_relative(self.sandbox.workdir, here)
-        if base is None:
+        relative = shell_paths(self.sandbox, paths)
+        if None in relative:
             return True
-        relative = [posixpath.normpath(posixpath.join(base, path)) for path in paths]
         try:
-            cp.Git(self.root)("check-ignore", "-q", "--", *relative)
+            cp.Git(self.root)("check-ignore", "-q", "--", *(path for path in relative if path))
         except GitError as e:
             return e.status != 1  # 1: none is ignored; anything else: it cannot tell
         return True

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-import posixpath
 import signal
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from agentcli.errors import EXIT_INTERRUPTED, AgentcliError
 from agentcli.events import CommandFinished, CommandStarted
 from agentcli.paths import data_dir
 from agentcli.repo.checkpoint import Checkpoint
-from agentcli.sandbox.base import Sandbox, repo_relative
+from agentcli.sandbox.base import Sandbox, shell_paths
 from agentcli.session.solve import Session, Terminated, attempt, signals_interrupt
 from agentcli.ui import slash
 from agentcli.ui.approval import MODES, Answer, Approvals, default_mode
@@ -265,14 +264,11 @@ class Repl:
 
     def _inside(self, path: str) -> bool:
         """Whether `path`, relative to the shell's current directory, lies in the workspace."""
-        workdir = self.sandbox.workdir.rstrip("/") or "/"
-        cwd = self.sandbox.run("pwd", timeout=10).output.strip() or workdir
-        full = posixpath.normpath(posixpath.join(cwd, path))
-        if full != workdir and not full.startswith(workdir + "/"):
+        (relative,) = shell_paths(self.sandbox, [path])
+        if relative is None:
             return False
-        relative = repo_relative(workdir, full)
         try:
-            (self.root / (relative or ".")).resolve().relative_to(self.root.resolve())
+            (self.root / relative).resolve().relative_to(self.root.resolve())
         except ValueError:
             return False  # a symlink out of the workspace
         return True

@@ -213,6 +213,16 @@ class Nudge(Event):
 
 
 @dataclass
+class PolicyFired(Event):
+    """A policy changed what the run did: a note, a refusal or objection, a rewrite, a begun reply, a look,
+    a retry. A policy that never fired in a run did not change it (benchmarks/ablation.py reruns a task
+    with a policy off only where it fired)."""
+
+    type: ClassVar[str] = "policy_fired"
+    name: str
+
+
+@dataclass
 class ContextCompacted(Event):
     type: ClassVar[str] = "context_compacted"
     folded_messages: int

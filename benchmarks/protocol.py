@@ -13,7 +13,7 @@ rewordings are only scored, never read for ideas (docs/eval.md).
 Each (split, wording) is one `agentcli eval` over a suite folder built for it, with the response
 cache off (a cached reply would repeat the last run) and `--resume`, so an interrupted run goes on.
 Results go to benchmarks/results/<label>/<split>-w<N>.json (ignored by git), and the machine's speed
-with the model (benchmarks/machine_speed.py), measured before each invocation, to <label>/machine.json,
+with the model (benchmarks/machine_speed.py), measured once a machine, to <label>/machine.json,
 printed under the table.
 """
 
@@ -85,12 +85,16 @@ def run(label: str, split: str, wording: int, args: argparse.Namespace) -> Path:
 
 
 def record_machine(label: str, model: str) -> None:
-    """The machine's speed with the model, measured before each invocation under a label (a run has a
-    wall clock: figures from machines of other speeds do not compare; a label resumed elsewhere shows both)."""
+    """The machine's speed with the model, measured at the first invocation under a label on each machine (a
+    run has a wall clock: figures from machines of other speeds do not compare; a label resumed elsewhere
+    shows both)."""
     path = RESULTS / label / "machine.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     measured = json.loads(path.read_text()) if path.is_file() else []
-    measured.append({"host": socket.gethostname(), **measure(model)})
+    host = socket.gethostname()
+    if any(speed.get("host") == host for speed in measured):
+        return  # once a machine: an ablation invokes the protocol once for each policy and set
+    measured.append({"host": host, **measure(model)})
     path.write_text(json.dumps(measured, indent=1) + "\n")
 
 

@@ -1,7 +1,8 @@
 """Each policy, one scenario: with the policy on the agent does what its `why` says; switched off, not.
 
 The loop runs with the scripted model in a real host sandbox in a temporary folder; what a policy did
-shows as a verdict (a refused command or an objection), a note on a command, or the file it kept.
+shows as a verdict (a refused command or an objection), a note on a command, or the file it kept; and
+each run that it changed records a `policy_fired` event of its name, which a run with it off never does.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import RunLimits
-from agentcli.events import CommandStarted, Event, EventBus, FormatError, ModelPrompt, Notice, Nudge
+from agentcli.events import CommandStarted, Event, EventBus, FormatError, ModelPrompt, Notice, Nudge, PolicyFired
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.sandbox.local import HostSandbox
@@ -175,6 +176,7 @@ def run(scenario: Scenario, tmp_path: Path, on: bool) -> list[Event]:
             (root / name).write_text(text)
     seen: list[Event] = []
     policies = Policies.chosen("small-local", [] if on else [f"{scenario.policy}=off"])
+    policies.on_fired = lambda name: seen.append(PolicyFired(name=name))
     with HostSandbox(root, channel_for(root)) as box:
         agent = Agent(
             ScriptedModel(scenario.replies, continues_replies=scenario.continues),
@@ -232,8 +234,16 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.policy for s in SCENARIOS])
 def test_policy_acts_only_when_on(scenario: Scenario, tmp_path: Path):
-    assert acted(scenario, run(scenario, tmp_path, on=True), tmp_path / "on"), "on: the policy did nothing"
-    assert not acted(scenario, run(scenario, tmp_path, on=False), tmp_path / "off"), "off: the policy still acted"
+    on, off = run(scenario, tmp_path, on=True), run(scenario, tmp_path, on=False)
+    assert acted(scenario, on, tmp_path / "on"), "on: the policy did nothing"
+    assert not acted(scenario, off, tmp_path / "off"), "off: the policy still acted"
+    assert PolicyFired(name=scenario.policy) in on, "on: it acted and its firing was not recorded"
+    assert PolicyFired(name=scenario.policy) not in off
+
+
+def fired(events: list[dict], policy: str) -> bool:
+    """Whether a run's JSON events record `policy` firing."""
+    return {"type": "policy_fired", "name": policy} in [{k: e.get(k) for k in ("type", "name")} for e in events]
 
 
 # The session's checks on done, through `agentcli solve` with a scripted model that says DONE too soon.
@@ -293,8 +303,10 @@ def test_session_check_objects_only_when_on(policy, task, files, command, tmp_pa
         repo = committed_repo(tmp_path / ("on" if on else "off"), files)
         replies = [bash(command), "DONE: done.", "DONE: done, really."]
         switches = ["--policy", "retries=off"] + ([] if on else ["--policy", f"{policy}=off"])
-        verdicts = [e.get("verdict") for e in _solve_events(repo, task, replies, write_replies, *switches)]
+        events = _solve_events(repo, task, replies, write_replies, *switches)
+        verdicts = [e.get("verdict") for e in events]
         assert (f"objection ({policy})" in verdicts) == on, (on, verdicts)
+        assert fired(events, policy) == on
 
 
 @pytest.mark.parametrize("on", [True, False])
@@ -304,6 +316,7 @@ def test_first_looks_run_only_when_on(on, tmp_path, write_replies):
     events = _solve_events(repo, "`python3 app.py` crashes", [bash("echo hi"), "DONE"], write_replies, *switches)
     looked = [e["command"] for e in events if e["type"] == "command_started" and e["step"] == 0]
     assert ("python3 app.py" in looked) == on, looked
+    assert fired(events, "first-looks") == on
 
 
 @pytest.mark.parametrize("on", [True, False])
@@ -314,6 +327,7 @@ def test_retries_only_when_on(on, tmp_path, write_replies):
     events = _solve_events(repo, "Make greet.py greet in French.", replies, write_replies, *switches)
     notices = [e["message"] for e in events if e["type"] == "notice"]
     assert any("tried afresh" in n for n in notices) == on, notices
+    assert fired(events, "retries") == on
 
 
 @pytest.mark.parametrize("on", [True, False])
@@ -325,6 +339,7 @@ def test_a_doubt_of_a_wording_check_retries_only_when_on(on, tmp_path, write_rep
     events = _solve_events(repo, "Fix the greeting in greet.py and commit the fix.", replies, write_replies, *switches)
     notices = [e["message"] for e in events if e["type"] == "notice"]
     assert any("finished while the task asks for a commit" in n for n in notices) == on, notices
+    assert fired(events, "task-doubt-retries") == on
 
 
 # What the session shows or begins before the first reply, through `agentcli solve` (with a model that
@@ -365,6 +380,7 @@ def test_first_step_policy_acts_only_when_on(policy, task, files, acted_on, tmp_
         )
         events = [json.loads(line) for line in result.stdout.splitlines()]
         assert acted_on(events) == on, (on, [e for e in events if e["type"] in ("command_started", "model_replied")])
+        assert fired(events, policy) == on
 
 
 def test_every_policy_has_a_switch_test():

@@ -27,16 +27,41 @@ def test_a_suite_is_built_with_the_wording_asked_for(tmp_path):
     assert not (task / "rewordings").exists() and (task / "tests").is_dir() and (task / "repo").is_dir()
 
 
-def test_the_machines_speed_is_recorded_at_each_invocation_and_printed(tmp_path, monkeypatch):
+def test_the_machines_speed_is_recorded_once_a_machine_and_printed(tmp_path, monkeypatch):
     monkeypatch.setattr(protocol, "RESULTS", tmp_path)
     speeds = iter([{"generation_tok_s": 2.1}, {"generation_tok_s": 15.0}])
     monkeypatch.setattr(protocol, "measure", lambda model: next(speeds))
-    monkeypatch.setattr(protocol.socket, "gethostname", lambda: "box")
+    hosts = iter(["box", "box", "other"])
+    monkeypatch.setattr(protocol.socket, "gethostname", lambda: next(hosts))
     protocol.record_machine("run", "local/qwen2.5-coder-1.5b")
-    protocol.record_machine("run", "local/qwen2.5-coder-1.5b")  # resumed, perhaps elsewhere: both are shown
-    assert protocol.machines(["run", "other"]) == (
-        "run: host box, generation_tok_s 2.1\nrun: host box, generation_tok_s 15.0"
+    protocol.record_machine("run", "local/qwen2.5-coder-1.5b")  # again on the same machine: not measured again
+    protocol.record_machine("run", "local/qwen2.5-coder-1.5b")  # resumed elsewhere: both are shown
+    assert protocol.machines(["run", "missing"]) == (
+        "run: host box, generation_tok_s 2.1\nrun: host other, generation_tok_s 15.0"
     )
+
+
+def test_the_ablation_reruns_where_a_policy_fired_and_takes_the_baseline_elsewhere(tmp_path, monkeypatch):
+    import json
+
+    from benchmarks import ablation
+
+    monkeypatch.setattr(protocol, "RESULTS", tmp_path)
+    monkeypatch.setattr(ablation, "RESULTS", tmp_path)
+    baseline = []
+    for task, fired in (("a", ["stuck", "outputs"]), ("b", []), ("c", ["outputs"])):
+        journal = tmp_path / "journals" / task
+        journal.mkdir(parents=True)
+        events = [{"type": "policy_fired", "name": name} for name in fired] + [{"type": "notice", "message": "x"}]
+        (journal / "agent.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+        baseline.append(TaskResult(task=task, status="passed", reward=1, steps=3, trajectory=str(journal)))
+    write(tmp_path / "default" / "test-w0.json", RunInfo(agent="agentcli"), baseline)
+    assert ablation.fired_in(tmp_path / "default" / "test-w0.json") == {"stuck": {"a"}, "outputs": {"a", "c"}}
+    assert "| outputs | 0 | 2 | 0 |" in ablation.fired_table()
+    # With `outputs` off, only a and c ran again; c failed: it adds one task of three on the test split.
+    rerun = [TaskResult(task="a", status="passed", reward=1), TaskResult(task="c", status="failed", reward=0)]
+    write(tmp_path / "off-outputs" / "test-w0.json", RunInfo(agent="agentcli"), rerun)
+    assert ablation.added("off-outputs").split(" | ")[1] == "+1 of 3"
 
 
 def test_the_python_loop_reference_is_timed():

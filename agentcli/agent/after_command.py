@@ -48,7 +48,7 @@ def before_command(run: RunContext, ran: Ran) -> list[str]:
     # Our own write of a block was judged before; the model's `>` is judged by what it did.
     ran.overwritten = {} if parsed.file_write is not None else run.guards.before_overwrites(command)
     if not ran.edited and parsed.file_write is None and run.policies.on("described-edits"):
-        notes += described_edits(run.repo, parsed.text)
+        notes += run.policies.fired_if("described-edits", described_edits(run.repo, parsed.text))
     if parsed.file_write is None and (made := run.guards.make_missing_folders(command)):
         notes.append(made)
     return notes
@@ -56,7 +56,11 @@ def before_command(run: RunContext, ran: Ran) -> list[str]:
 
 def settled(run: RunContext, command: str, obs: Observation, server: str | None) -> str | None:
     """Why a failed command is no failure (git's "nothing to commit", a server stopped), or None."""
-    note = already_done(command, obs) if run.policies.on("nothing-to-commit") else None
+    note = (
+        run.policies.fired_if("nothing-to-commit", already_done(command, obs))
+        if run.policies.on("nothing-to-commit")
+        else None
+    )
     if server and obs.timed_out:
         note = render("notes/server_stopped", server=server, seconds=obs.duration)
     return note
@@ -114,6 +118,7 @@ def _printed_output(run: RunContext, ran: Ran) -> list[str]:
     if not obs.ok or ran.parsed.file_write is not None or not run.policies.on("printed-output"):
         return []
     printed = printed_not_written(ran.command, obs.output, run.facts.asked_files, run.repo.read)
+    run.policies.fired_if("printed-output", printed)
     return [printed] if printed else []
 
 
@@ -148,6 +153,7 @@ def shown_output(run: RunContext, ran: Ran, step: int) -> tuple[Observation, lis
         return obs, []
     if (repeat := run.recent_outputs.seen(step, ran.command, obs)) is None:
         return obs, []
+    run.policies.fired("repeat-output")
     if (read := read_file(ran.command)) is not None:
         run.begin_change(*read)
     return repeat[0], [repeat[1]]
@@ -183,6 +189,7 @@ def check_stuck(ctx: RunContext, stuck: StuckDetector, step: int, command: str, 
     verdict = stuck.check() if ctx.policies.on("stuck") else None
     if verdict is None:
         return
+    ctx.policies.fired("stuck")
     action, reason = verdict
     if action == "stop":
         raise Stop("failed", f"stuck: {reason}")

@@ -79,6 +79,7 @@ class ModelCalls:
         run = self.run
         if not getattr(run.model, "constrains_replies", False) or not run.policies.on("reply-grammar"):
             return None
+        run.policies.fired("reply-grammar")
         return reply_grammar(run.state.reply_start)
 
     def _journal_prompt(self, prompt: list[Message], temperature: float | None) -> None:

@@ -49,6 +49,7 @@ class Candidates:
         """The reply of several to this step's prompt that the checks judge best; `taken`: the
         temperature the first was sampled at."""
         count = self.run.limits.candidates
+        self.run.policies.fired("select")
 
         def sample(temperature: float) -> Candidate:
             message = f"sampling another reply for the check to choose from ({count} in all)"

@@ -15,6 +15,7 @@ from agentcli.agent.outcome import Stop
 from agentcli.agent.parsing import ParsedReply, step_report
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.verdicts import Objected
+from agentcli.policies import BY_NAME
 from agentcli.prompts import render
 
 # Words in a row a DONE summary shares with agentcli's own message that make it a copy of that message.
@@ -50,9 +51,11 @@ class Finisher:
             message = render("objections/echoed_done", copied=copied, reminder=run.progress().reminder())
             # Sampled afresh, the 1.5B copies the objection again: a begun command it cannot copy.
             run.begin_reply(self._unchanged_start() or render("begun/command"))
+            run.policies.fired("echoed-done")
             raise Objected(message, "echoed-done", command_ran=parsed.finish_after_command)
         if run.policies.on("step-done") and step_report(parsed.summary):
             message = render("objections/step_done", reminder=run.progress().reminder())
+            run.policies.fired("step-done")
             raise Objected(message, "step-done", command_ran=parsed.finish_after_command)
         objection = self._objection()
         if objection is not None:
@@ -110,6 +113,8 @@ class Finisher:
             problem = check.ask()
             if problem is None:
                 continue
+            if check.switch in BY_NAME:  # a caller's own check is no policy
+                run.policies.fired(check.switch)
             key = (check.name, check.key(problem, len(run.commands_ran)))
             if key not in state.questioned:
                 state.questioned.add(key)

@@ -58,6 +58,6 @@ def run_focus(run: RunContext, obs: Observation) -> tuple[str, int, str] | None:
             return None
         with run.tree_kept():
             ran = run.repo.run_at_root(compared.command, timeout=10)
-        return expectation_note(path, compared, ran.output) if ran.ok else None
+        return run.policies.fired_if("expectation", expectation_note(path, compared, ran.output) if ran.ok else None)
 
-    return failure_focus(run.repo, obs.output, expectation)
+    return run.policies.fired_if("failure-focus", failure_focus(run.repo, obs.output, expectation))

@@ -47,6 +47,7 @@ class Placer:
             # The file rewritten one `echo` at a time, from memory: as a block it is spliced instead.
             parsed.command, parsed.file_write = None, written
             parsed.notes.append(render("notes/echo_as_block", path=written[0]))
+            self.policies.fired("echo-as-block")
         elif command is not None and (program := echoed_program(command)) is not None:
             self._echoed_program(parsed, *program)
         elif (
@@ -58,6 +59,7 @@ class Placer:
             # run now, the script's work is done once and the file the task asks for never written.
             parsed.command, parsed.file_write = None, (script, parsed.command.rstrip("\n") + "\n")
             parsed.notes.append(asked_script_note("Your script block", script))
+            self.policies.fired("asked-script")
 
     def asked_script(self, command: str) -> str | None:
         """The one file the task asks for that a script of `command`'s interpreter line (`#!/bin/bash`,
@@ -114,6 +116,7 @@ class Placer:
         path, names = home
         parsed.command, parsed.file_write = None, (path, code)
         parsed.notes.append(render("notes/echoed_code", path=path, names=names))
+        self.policies.fired("echo-as-block")
 
     def _echoed_program(self, parsed: ParsedReply, code: str, path: str, rest: str) -> None:
         """One `echo "` printing Python code over several lines (its quotes broken by the code's own, or
@@ -124,6 +127,7 @@ class Placer:
             return
         parsed.command, parsed.file_write = rest or None, (target, code)
         parsed.notes.append(render("notes/echoed_program", path=target))
+        self.policies.fired("echo-as-block")
 
 
 def asked_script_note(block: str, script: str) -> str:

@@ -29,6 +29,7 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
         reply = calls.complete()
         copied = calls.copied(reply_text(reply)) if ctx.policies.on("resample") else None
         if copied is not None:
+            ctx.policies.fired("resample")
             # Greedy decoding that has written a reply before, word for word, is copying itself and
             # would go round the same circle forever; one that echoes our own notes back has nothing
             # of its own to say. One sample at a higher temperature breaks it; a DONE that comes back

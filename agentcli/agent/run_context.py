@@ -86,6 +86,7 @@ class RunContext:
         if not getattr(self.model, "continues_replies", False) or not self.policies.on("begun-replies"):
             return False
         self.state.reply_start, self.state.reply_definition = start, definition_in
+        self.policies.fired("begun-replies")
         return True
 
     def in_definition(self, path: str, line: int) -> bool:

@@ -38,6 +38,7 @@ def command_to_run(run: RunContext, parsed: ParsedReply) -> tuple[str, list[str]
     if refusal is not None:
         raise Refused(refusal)
     if command.strip() == state.last_command and state.last_failure and run.policies.on("repeat-refusal"):
+        run.policies.fired("repeat-refusal")
         _refuse_repeat(run, command)
     return command, notes
 

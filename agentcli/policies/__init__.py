@@ -2,14 +2,19 @@
 profiles turn it on, and the switches (`--policy NAME=off`, `policies = [...]`) that override them.
 
 Every check, guard, first look and begun reply the loop or the session applies asks `Policies.on(name)`
-first, so any one can be switched off and its effect measured (`benchmarks/ablation.py`).
+first, so any one can be switched off and its effect measured (`benchmarks/ablation.py`), and says
+`Policies.fired(name)` when it changes what the run does, so the journal shows where each one acted.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from agentcli.errors import UsageError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -98,11 +103,25 @@ class Policies:
         if unknown:
             raise ValueError(f"unknown policies: {', '.join(sorted(unknown))}")
         self.enabled = frozenset(enabled)
+        self.on_fired: Callable[[str], None] = lambda name: None  # told each time a policy fires
 
     def on(self, name: str) -> bool:
         if name not in BY_NAME:
             raise KeyError(name)  # a misspelt name in agentcli's own code
         return name in self.enabled
+
+    def fired(self, name: str) -> None:
+        """Policy `name` changed what the run did (the journal's `policy_fired`)."""
+        if name not in BY_NAME:
+            raise KeyError(name)
+        self.on_fired(name)
+
+    def fired_if(self, name: str, effect: T) -> T:
+        """`effect`, what policy `name` would do (a note, a refusal, a rewrite; None or empty: nothing),
+        recorded as its firing where it is something."""
+        if effect:
+            self.fired(name)
+        return effect
 
     def applies(self, check: str) -> bool:
         """Whether a check goes ahead: one of the catalogue while it is on; any other (a caller's own) always."""
@@ -149,7 +168,8 @@ def catalogue_markdown() -> str:
         "`hosted` is the same set as `small-local` until measurements on hosted models separate them.",
         "`general` keeps only the policies that never read the task's wording. A policy marked *task* reads",
         "it: such policies are fitted to phrasings, and `benchmarks/ablation.py` measures what each adds on",
-        "tasks nobody tuned them for.",
+        "tasks nobody tuned them for. Each time a policy changes what a run does, the journal records a",
+        "`policy_fired` event with its name.",
         "",
         "| policy | reads the task | why |",
         "|---|---|---|",

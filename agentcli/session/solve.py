@@ -5,26 +5,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import re
-import shlex
 import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli import prompts, untrusted
-from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
+from agentcli import prompts
 from agentcli.agent.done_checks import DoneCheck
-from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
-from agentcli.agent.expected import only_tests
-from agentcli.agent.first_look import lines_look
 from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import Approver, Outcome, Resumed, RunLimits
 from agentcli.agent.recorded import RecordedSandbox
 from agentcli.agent.selection import CHECK_SECONDS, Verdict, Verifier, pytest_verdict
 from agentcli.agent.state import TaskFacts
-from agentcli.agent.tracebacks import is_test_file
 from agentcli.config import Settings
 from agentcli.context.window import ContextWindow, context_for_run
 from agentcli.errors import (
@@ -43,29 +36,26 @@ from agentcli.events import (
     ModelRetry,
     ModelSwitched,
     Notice,
+    PolicyFired,
     RunFinished,
     RunStarted,
 )
 from agentcli.models.base import Model, ModelError, ModelUnavailable
 from agentcli.models.resolve import create_routed_model, default_model_name
-from agentcli.policies import BY_NAME, Policies
-from agentcli.prompts import render
+from agentcli.policies import Policies
 from agentcli.repo import checkpoint as cp
 from agentcli.repo import publish
 from agentcli.repo.git import GitError
 from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
-from agentcli.repo.repomap import MAX_FILE_BYTES
 from agentcli.sandbox.base import Sandbox, shell_paths
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
+from agentcli.session.attempts import run_attempts
 from agentcli.session.checks import (
     PYTEST_EVERY,
-    failing_tests,
     run_quietly,
     test_command,
 )
-from agentcli.session.data_script import script_start
-from agentcli.session.definitions import named_as_code, named_definitions
 from agentcli.session.done import (
     TaskState,
     failing_examples_now,
@@ -76,86 +66,16 @@ from agentcli.session.done import (
     repository_checks,
 )
 from agentcli.session.first_looks import (
-    TESTS,
-    concerns_failures,
-    first_looks,
-    replaced_text,
-    search_look,
-    substitution_start,
     task_hint,
 )
 from agentcli.session.journal import Journal, new_session_id, sessions_dir
 from agentcli.session.outputs import (
-    introduced_names,
-    is_program,
     missing_name,
-    named_outputs,
 )
-from agentcli.session.raise_examples import RaiseExamples, find_raise_examples
 from agentcli.session.steps import StepMarker
+from agentcli.session.task_setup import TaskSetup, read_task, repository_texts
 from agentcli.session.tokens import TokenLog
 from agentcli.session.undo import record_ignored
-
-# The longest function or class shown before the first reply, in lines.
-MAX_SHOWN_DEFINITION_LINES = 60
-# Attempts at one task, and what a fresh attempt needs to be worth starting.
-MAX_ATTEMPTS = 3
-MIN_RETRY_SECONDS = 45.0
-MIN_RETRY_STEPS = 5
-RETRY_TEMPERATURE = 0.3
-# Endings of an attempt that gave up early (stuck, or replies with no usable command).
-GAVE_UP = ("stuck:", "replies in a row had no usable command")
-
-
-@dataclass
-class _KeptAttempt:
-    """An attempt taken back, with the state it left, in case no later attempt does better."""
-
-    number: int
-    worth: tuple[bool, bool, bool]
-    outcome: Outcome
-    state: cp.Checkpoint
-
-
-def _python_sources(texts: dict[str, str]) -> dict[str, str]:
-    """The repository's Python files that are not tests, with their text."""
-    return {path: text for path, text in texts.items() if path.endswith(".py") and not is_test_file(path)}
-
-
-def _code_text(texts: dict[str, str]) -> str:
-    """The text of the repository's programs (its prose, a README, left out)."""
-    return "\n".join(text for path, text in texts.items() if is_program(path))
-
-
-def _named_definition(task: str, texts: dict[str, str]) -> str | None:
-    """The look at the one function or class of the repository the task names as code ("Implement
-    parse_duration in durations.py"), where it is short enough to show; None otherwise."""
-    named = [d for d in named_definitions(task, _python_sources(texts)) if named_as_code(task, d.name)]
-    if len(named) != 1:
-        return None
-    node = named[0].node
-    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    last = node.end_lineno or node.lineno
-    return lines_look(named[0].path, first, last) if last - first < MAX_SHOWN_DEFINITION_LINES else None
-
-
-def _named_source(task: str, texts: dict[str, str]) -> str | None:
-    """The look at the whole of the one source file the task names ("server.py always listens on port
-    8000"), where it is short enough to show and the task asks for no new file (tests for it, say);
-    None otherwise. Not shown it, a small model runs the server to see what it does, again and again."""
-    if named_outputs(task, list(texts), _code_text(texts)):
-        return None
-    named = [
-        name
-        for name in texts
-        if name.endswith(SHELL_AND_PYTHON_SCRIPTS)
-        and not is_test_file(name)
-        and re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", task)
-    ]
-    if len(named) != 1:
-        return None
-    count = len(texts[named[0]].splitlines())
-    return lines_look(named[0], 1, count) if 0 < count <= MAX_SHOWN_DEFINITION_LINES else None
 
 
 class Terminated(BaseException):
@@ -215,6 +135,7 @@ class Session:
         self.policies = Policies.chosen(settings.profile, settings.policies)
         self.use_git = use_git
         self.events = EventBus(list(listeners or []))
+        self.policies.on_fired = lambda name: self.events.emit(PolicyFired(name=name))
         self.id = session_id or new_session_id()
         self.journal = Journal(root, self.id)
         self.events.subscribe(self.journal)
@@ -331,6 +252,11 @@ class Session:
         agent.ctx.finish_checks = [check.asking(_unless_git_broke(check.ask)) for check in checks]
         return agent
 
+    @property
+    def checkpoint(self) -> cp.Checkpoint | None:
+        """The checkpoint of the task at hand: the repository as it was before it."""
+        return self._checkpoint
+
     def tree_kept(self) -> contextlib.AbstractContextManager[list[str]]:
         """A block whose changes to the work tree are put back: for commands agentcli runs on its own."""
         if not self.use_git:
@@ -346,138 +272,31 @@ class Session:
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)
 
-    def first_looks(self, task: str, texts: dict[str, str]) -> list[str]:
-        """Commands run before the first reply, to show the failure the task is about. Tests that pass
-        show none: shown them passing, a small model runs them again and again instead of changing
-        anything, so they are shown only when they fail, and only to a task that
-        speaks of tests or failures: one that does not (count the TODO comments) is not about them, and
-        a small model shown them sets out to fix them. Their failures then are not held against it.
-        A task that renames or replaces a text everywhere is shown every line that holds it."""
-        files = list_files(self.root)
-        on = self.policies.on
-        looks = first_looks(task, files) if on("first-looks") else []
-        command = test_command(files)
-        self._failing_before = None
-        if command is not None and self.sandbox is not None:
-            if not concerns_failures(task):
-                with self.tree_kept():
-                    self._failing_before = failing_tests(self.sandbox, test_command(files, every=True) or command)
-                looks = [look for look in looks if look != TESTS]
-            elif looks == [TESTS]:
-                with self.tree_kept():
-                    passing = failing_tests(self.sandbox, command) is None
-                looks = [] if passing else looks
-        replaced = replaced_text(task) if on("substitution") else None
-        if replaced is not None and replaced in "\n".join(texts.values()):
-            looks.append(search_look(replaced))
-        if (
-            not looks
-            and on("named-code")
-            and not only_tests(task, [])  # a task asking only for tests is shown no code to change
-            and (definition := _named_definition(task, texts) or _named_source(task, texts)) is not None
-        ):
-            looks.append(definition)
-        return looks
-
-    def _repository_texts(self) -> dict[str, str]:
-        """The text of each file of the repository (those over the repository map's size limit left out)."""
-        texts: dict[str, str] = {}
-        for name in list_files(self.root):
-            found = untrusted.lstat(self.root, name)
-            if found is not None and found.st_size <= MAX_FILE_BYTES:
-                text = untrusted.try_read_text(self.root, name)
-                if text is not None:
-                    texts[name] = text
-        return texts
-
     def _repository_text(self) -> str:
         """The text of every file of the repository, as one."""
-        return "\n".join(self._repository_texts().values())
+        return "\n".join(repository_texts(self.root).values())
 
     def attempts(self, task: str, mark: TaskMark) -> Outcome:
-        """Run the task; an attempt that went wrong is taken back and the task tried afresh, sampling.
+        """Run the task, in as many attempts as the `retries` policy allows (session/attempts.py)."""
+        return run_attempts(self, task, mark)
 
-        With greedy decoding a small model that got lost stays lost: it gives up or loops within a
-        minute while most of the time is left. A fresh attempt, sampled at a temperature, from the
-        repository as it was, often goes another way. Each attempt taken back is kept aside; when no
-        attempt finishes cleanly, the best state any attempt left comes back with its ending (an
-        attempt that got stuck after the right change is worth more than one that finished while the
-        tests fail). Steps, tokens and time are counted over all attempts.
-        """
-        setup = self._task_setup(task)
-        hint = task_hint(task, setup.looks) if self.policies.on("data-script") else ""
-        context_text = "\n\n".join(part for part in (self.overview(task), hint) if part)
-        taken_back: list[str] = []
-        deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
-        outcome = Outcome(status="failed", reason="not started")
-        kept: _KeptAttempt | None = None
-        most = MAX_ATTEMPTS if self.policies.on("retries") else 1
-        for attempt in range(1, most + 1):
-            agent = self._prepared_agent(task, setup)
-            agent.ctx.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], doubts={})
-            agent.ctx.limits = dataclasses.replace(
-                agent.ctx.limits,
-                max_steps=self.settings.max_steps - outcome.steps,
-                timeout=agent.ctx.limits.timeout if deadline is None else deadline - time.monotonic(),
-            )
-            if attempt > 1:
-                agent.ctx.temperature = max(self.settings.temperature, RETRY_TEMPERATURE)
-            earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text
-            outcome = agent.run(task, context_text=earlier, first_looks=setup.looks)
-            if mark.checkpoint is not None and cp.damaged(self.root, mark.checkpoint):
-                return outcome  # no attempt on a broken repository: the result says so, and undo mends it
-            why = self._retry_reason(outcome, agent)
-            if why is None and (outcome.status == "finished" or kept is None):
-                return outcome
-            worth = self._worth(outcome, agent)
-            time_left = deadline is None or deadline - time.monotonic() >= MIN_RETRY_SECONDS
-            last = (
-                why is None
-                or attempt == most
-                or not time_left
-                or self.settings.max_steps - outcome.steps < MIN_RETRY_STEPS
-            )
-            if last:
-                if kept is None or worth > kept.worth:
-                    return outcome
-                cp.restore(self.root, kept.state)
-                self.notify(f"no later attempt did better: the repository is as attempt {kept.number} left it")
-                return dataclasses.replace(
-                    kept.outcome,
-                    steps=outcome.steps,
-                    tokens_in=outcome.tokens_in,
-                    tokens_out=outcome.tokens_out,
-                    cost=outcome.cost,
-                )
-            assert mark.checkpoint is not None and self.sandbox is not None
-            if kept is None or worth > kept.worth:
-                name = f"{mark.checkpoint.name}-attempt-{attempt}"
-                state = cp.create_checkpoint(self.root, name, mark.checkpoint.exclude, keep_ref=False)
-                kept = _KeptAttempt(attempt, worth, outcome, state)
-            cp.restore(self.root, mark.checkpoint)
-            self.sandbox.run(f"cd {shlex.quote(self.sandbox.workdir)}")
-            self.notify(f"attempt {attempt} {why}: the repository was put back and the task is tried afresh")
-            taken_back.append(_taken_back(attempt, why, agent.ctx.commands_ran))
-        return outcome
-
-    def _task_setup(self, task: str) -> _TaskSetup:
+    def task_setup(self, task: str) -> TaskSetup:
         """What the task asks, read once from its words and the repository as it is now."""
         self._task = task
-        texts = self._repository_texts()
-        looks = self.first_looks(task, texts)
-        files = list_files(self.root)
-        outputs = named_outputs(task, files, _code_text(texts))
-        self._asked = outputs
-        return _TaskSetup(
-            looks=looks,
-            outputs=outputs,
-            data_start=(script_start(task, files, outputs, looks) if self.policies.on("data-script") else None) or "",
-            substitution=substitution_start(task) if self.policies.on("substitution") else "",
-            names=introduced_names(task, "\n".join(texts.values())),
-            raises=find_raise_examples(task, _python_sources(texts)),
-        )
+        setup = read_task(task, self.root, self.sandbox, self.policies, self.tree_kept)
+        self._failing_before, self._asked = setup.failing_before, setup.outputs
+        return setup
 
-    def _prepared_agent(self, task: str, setup: _TaskSetup) -> Agent:
+    def context_text(self, task: str, setup: TaskSetup) -> str:
+        """What the model is told of the repository with the task: its overview, and a data task's hint."""
+        hint = (
+            self.policies.fired_if("data-script", task_hint(task, setup.looks))
+            if self.policies.on("data-script")
+            else ""
+        )
+        return "\n\n".join(part for part in (self.overview(task), hint) if part)
+
+    def prepared_agent(self, task: str, setup: TaskSetup) -> Agent:
         """An agent for the task, its checks on "done" set up."""
         agent = self.agent()
         agent.ctx.facts = TaskFacts(
@@ -545,50 +364,13 @@ class Session:
     def resume_task(self, task: str, at: Resumed, elapsed: float) -> Outcome:
         """Go on with a task from a journaled step (see `session/resume.py`): one attempt, no retries,
         within what the limits leave."""
-        agent = self._prepared_agent(task, self._task_setup(task))
+        agent = self.prepared_agent(task, self.task_setup(task))
         agent.ctx.limits = dataclasses.replace(
             agent.ctx.limits,
             max_steps=max(0, self.settings.max_steps - (at.step - 1)),
             timeout=max(0.001, self.settings.timeout - elapsed) if self.settings.timeout else 0.0,
         )
         return agent.resume(task, at)
-
-    def _worth(self, outcome: Outcome, agent: Agent) -> tuple[bool, bool, bool]:
-        """How good the state an attempt left is, to compare attempts: whether it changed anything, then
-        whether the checks that make a finished attempt worth redoing pass on it, then whether it finished."""
-        if self._checkpoint is None or cp.untouched_since(self.root, self._checkpoint):
-            return False, False, outcome.status == "finished"
-        if outcome.status == "finished":  # the checks ran when DONE was accepted
-            return True, not any(check.name in outcome.doubts for check in self._retry_doubts(agent)), True
-        return True, all(check.ask() is None for check in self._retry_doubts(agent)), False
-
-    def _retry_doubts(self, agent: Agent) -> list[DoneCheck]:
-        """The checks whose doubts make an attempt worth redoing: those that read the task only while
-        `task-doubt-retries` is on (a misreading would throw away right work)."""
-        every = self.policies.on("task-doubt-retries")
-        return [
-            check
-            for check in agent.ctx.finish_checks
-            if check.retry_cut is not None and (every or not BY_NAME[check.switch].reads_task)
-        ]
-
-    def _retry_reason(self, outcome: Outcome, agent: Agent) -> str | None:
-        """Why the attempt is worth redoing from the start, or None when it stands. The finish checks
-        have just run: what they still objected to when DONE was accepted is in `outcome.doubts`."""
-        if self._checkpoint is None or self.sandbox is None:
-            return None  # without a checkpoint the repository cannot be put back
-        if outcome.status == "failed" and any(marker in outcome.reason for marker in GAVE_UP):
-            return f"ended early ({outcome.reason})"
-        if outcome.status != "finished":
-            return None
-        if cp.untouched_since(self.root, self._checkpoint):
-            return "finished without changing anything"
-        for check in self._retry_doubts(agent):
-            if check.name in outcome.doubts and check.retry_cut is not None:
-                doubt = outcome.doubts[check.name].split(check.retry_cut, 1)[0]
-                # "The task asks ...", "Changes are staged ...": a sentence's first word, inside ours.
-                return "finished while " + re.sub(r"^(?:The|Changes) ", lambda m: m.group(0).lower(), doubt)
-        return None
 
     def adopt_task(self, checkpoint: cp.Checkpoint | None, task: str, number: int = 1) -> None:
         """Take up the `number`th task of this session, which an earlier go began (a resumed run)."""
@@ -724,48 +506,12 @@ RUN_LIMITS = (
 
 
 @dataclass
-class _TaskSetup:
-    """What a task asks, read from its words and the repository (see `Session._task_setup`)."""
-
-    looks: list[str]
-    outputs: list[str]
-    data_start: str
-    substitution: str
-    names: list[str]
-    raises: list[RaiseExamples]
-
-
-@dataclass
 class TaskMark:
     """Where a task started: the repository's checkpoint, its ignored entries, the clock."""
 
     checkpoint: cp.Checkpoint | None
     ignored_before: set[str]
     started: float
-
-
-# "... and commit the change", not "don't commit".
-# Commands of an attempt taken back that the next one is told of, at most, and characters of each.
-SHOWN_COMMANDS = 4
-SHOWN_COMMAND_CHARS = 100
-
-
-def _taken_back(number: int, why: str, commands: list[str]) -> str:
-    """What the next attempt is told of one taken back: how it ended and its last commands. Sampling
-    alone makes a small model's fresh attempt repeat the first, or fall apart; told what went wrong,
-    it can take another way."""
-    shown = [gist for command in commands[-SHOWN_COMMANDS:] if (gist := _gist(command))]
-    return render("first_look/attempt_taken_back", number=number, why=why, commands=shown)
-
-
-def _gist(command: str) -> str:
-    """The first line of `command` that is not a comment, cut short; a file written is named as such."""
-    first = without_comment_lines(command).partition("\n")[0].strip()
-    if written := re.match(rf"^(?:mkdir -p \S+ && )?cat > (\S+) <<'{WRITE_MARK}", first):
-        return f"(wrote {written.group(1)})"
-    if first.startswith(f"python3 - <<'{SCRIPT_MARK}"):
-        return "(a Python script)"
-    return first if len(first) <= SHOWN_COMMAND_CHARS else first[: SHOWN_COMMAND_CHARS - 3] + "..."
 
 
 @contextlib.contextmanager

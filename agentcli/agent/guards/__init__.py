@@ -76,10 +76,12 @@ class CommandGuards:
         writes the value of a variable the program is to read from its environment into a file, or only
         sets that variable in the shell."""
         if self.offline and _INSTALL.search(command):
+            self.policies.fired("offline-install")
             return render("notes/no_network", not_run=True)
         for guard in TASK_GUARDS:
             on = guard.refuse is not None and self.policies.on(guard.policy)
             if on and (why := guard.refuse(command, task, self.read)) is not None:
+                self.policies.fired(guard.policy)
                 return why
         return None
 
@@ -91,6 +93,7 @@ class CommandGuards:
         for guard in TASK_GUARDS:
             on = guard.place is not None and self.policies.on(guard.policy)
             if on and (placed := guard.place(command, task, self.read)) is not None:
+                self.policies.fired(guard.policy)
                 return placed
         return None
 
@@ -106,6 +109,7 @@ class CommandGuards:
             path = match.group(1).removeprefix("./")
             text = self.read(path)
             if text is not None and _SERVES.search(text):
+                self.policies.fired("server-stop")
                 return path
         return None
 
@@ -115,9 +119,13 @@ class CommandGuards:
         echoed in quotes that do not close."""
         if _INSTALL.search(obs.command) and _OFFLINE.search(obs.output) and self.policies.on("offline-install"):
             self.offline = True
+            self.policies.fired("offline-install")
             return render("notes/no_network", not_run=False)
         if not self.policies.on("failure-advice"):
             return None
+        return self.policies.fired_if("failure-advice", self._advice(obs))
+
+    def _advice(self, obs: Observation) -> str | None:
         if obs.syntax_error and _ECHOED_TEXT.search(obs.command):
             return render("notes/unclosed_echo")
         denied = _NOT_EXECUTABLE.search(obs.output) if obs.exit_code == 126 else None
@@ -154,7 +162,7 @@ class CommandGuards:
         make = '[ -d "$__ac_d" ] || { mkdir -p -- "$__ac_d" && echo "$__ac_d"; }'
         listing = self.sandbox.run(f"for __ac_d in {folders}; do {make}; done").output.splitlines()
         made = [folder for folder in listing if folder in parents]
-        return render("notes/folder_made", folders=made) if made else None
+        return render("notes/folder_made", folders=made) if self.policies.fired_if("missing-folders", made) else None
 
     def before_overwrites(self, command: str) -> Overwritten:
         """What each file `command` writes over with `>`, or adds to with `>>`, holds now, for
@@ -174,13 +182,16 @@ class CommandGuards:
                 if self.policies.on("duplicate-setting") and (duplicate := duplicated_setting(path, old, new)):
                     self.sandbox.write_file(path, old)
                     notes.append(_duplicate_note(path, *duplicate))
+                    self.policies.fired("duplicate-setting")
                 elif self.policies.on("broken-append") and (broken := _broken_by_append(path, old, new)):
                     self.sandbox.write_file(path, old)
                     notes.append(broken)
+                    self.policies.fired("broken-append")
                 continue
             if not self.policies.on("lossy-overwrite") or (loss := overwrite_loss(old, new, program)) is None:
                 continue
             self.sandbox.write_file(path, old)
+            self.policies.fired("lossy-overwrite")
             emptied = path in command.split(">", 1)[0] and not new.strip()
             notes.append(
                 render(

@@ -1,0 +1,162 @@
+"""What a task asks, read once from its words and the repository before the first reply: the looks run
+first (the failing tests, the commands it names, the definition it names), the files it asks to be
+written, the names it introduces, the bad inputs it says must raise, and how a begun first reply starts."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli import untrusted
+from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
+from agentcli.agent.expected import only_tests
+from agentcli.agent.first_look import lines_look
+from agentcli.agent.tracebacks import is_test_file
+from agentcli.policies import Policies
+from agentcli.repo.overview import list_files
+from agentcli.repo.repomap import MAX_FILE_BYTES
+from agentcli.sandbox.base import Sandbox
+from agentcli.session.checks import failing_tests, test_command
+from agentcli.session.data_script import script_start
+from agentcli.session.definitions import named_as_code, named_definitions
+from agentcli.session.done import TreeKept
+from agentcli.session.first_looks import (
+    TESTS,
+    concerns_failures,
+    first_looks,
+    replaced_text,
+    search_look,
+    substitution_start,
+)
+from agentcli.session.outputs import introduced_names, is_program, named_outputs
+from agentcli.session.raise_examples import RaiseExamples, find_raise_examples
+
+# The longest function or class shown before the first reply, in lines.
+MAX_SHOWN_DEFINITION_LINES = 60
+
+
+@dataclass
+class TaskSetup:
+    """What a task asks (see `read_task`)."""
+
+    looks: list[str]
+    outputs: list[str]  # the files the task asks to be written
+    data_start: str
+    substitution: str
+    names: list[str]
+    raises: list[RaiseExamples]
+    # How the tests failed before the task, where it does not speak of failures (not held against it).
+    failing_before: str | None = None
+
+
+def read_task(task: str, root: Path, sandbox: Sandbox | None, policies: Policies, tree_kept: TreeKept) -> TaskSetup:
+    """What `task` asks of the repository at `root` as it is now."""
+    texts = repository_texts(root)
+    looks, failing_before = _first_looks(task, root, texts, sandbox, policies, tree_kept)
+    files = list_files(root)
+    outputs = named_outputs(task, files, _code_text(texts))
+    data_start = (script_start(task, files, outputs, looks) or "") if policies.on("data-script") else ""
+    substitution = substitution_start(task) if policies.on("substitution") else ""
+    return TaskSetup(
+        looks=looks,
+        outputs=outputs,
+        data_start=policies.fired_if("data-script", data_start),
+        substitution=policies.fired_if("substitution", substitution),
+        names=introduced_names(task, "\n".join(texts.values())),
+        raises=find_raise_examples(task, _python_sources(texts)),
+        failing_before=failing_before,
+    )
+
+
+def _first_looks(
+    task: str, root: Path, texts: dict[str, str], sandbox: Sandbox | None, policies: Policies, tree_kept: TreeKept
+) -> tuple[list[str], str | None]:
+    """Commands run before the first reply, to show the failure the task is about, and how the tests
+    failed before it where it does not speak of failures. Tests that pass show none: shown them passing,
+    a small model runs them again and again instead of changing anything, so they are shown only when
+    they fail, and only to a task that speaks of tests or failures: one that does not (count the TODO
+    comments) is not about them, and a small model shown them sets out to fix them. Their failures then
+    are not held against it. A task that renames or replaces a text everywhere is shown every line that
+    holds it."""
+    files = list_files(root)
+    looks = first_looks(task, files) if policies.on("first-looks") else []
+    command = test_command(files)
+    failing_before = None
+    if command is not None and sandbox is not None:
+        if not concerns_failures(task):
+            with tree_kept():
+                failing_before = failing_tests(sandbox, test_command(files, every=True) or command)
+            looks = [look for look in looks if look != TESTS]
+        elif looks == [TESTS]:
+            with tree_kept():
+                passing = failing_tests(sandbox, command) is None
+            looks = [] if passing else looks
+    if looks:
+        policies.fired("first-looks")
+    replaced = replaced_text(task) if policies.on("substitution") else None
+    if replaced is not None and replaced in "\n".join(texts.values()):
+        looks.append(search_look(replaced))
+        policies.fired("substitution")
+    if (
+        not looks
+        and policies.on("named-code")
+        and not only_tests(task, [])  # a task asking only for tests is shown no code to change
+        and (definition := _named_definition(task, texts) or _named_source(task, texts)) is not None
+    ):
+        looks.append(definition)
+        policies.fired("named-code")
+    return looks, failing_before
+
+
+def repository_texts(root: Path) -> dict[str, str]:
+    """The text of each file of the repository (those over the repository map's size limit left out)."""
+    texts: dict[str, str] = {}
+    for name in list_files(root):
+        found = untrusted.lstat(root, name)
+        if found is not None and found.st_size <= MAX_FILE_BYTES:
+            text = untrusted.try_read_text(root, name)
+            if text is not None:
+                texts[name] = text
+    return texts
+
+
+def _python_sources(texts: dict[str, str]) -> dict[str, str]:
+    """The repository's Python files that are not tests, with their text."""
+    return {path: text for path, text in texts.items() if path.endswith(".py") and not is_test_file(path)}
+
+
+def _code_text(texts: dict[str, str]) -> str:
+    """The text of the repository's programs (its prose, a README, left out)."""
+    return "\n".join(text for path, text in texts.items() if is_program(path))
+
+
+def _named_definition(task: str, texts: dict[str, str]) -> str | None:
+    """The look at the one function or class of the repository the task names as code ("Implement
+    parse_duration in durations.py"), where it is short enough to show; None otherwise."""
+    named = [d for d in named_definitions(task, _python_sources(texts)) if named_as_code(task, d.name)]
+    if len(named) != 1:
+        return None
+    node = named[0].node
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    last = node.end_lineno or node.lineno
+    return lines_look(named[0].path, first, last) if last - first < MAX_SHOWN_DEFINITION_LINES else None
+
+
+def _named_source(task: str, texts: dict[str, str]) -> str | None:
+    """The look at the whole of the one source file the task names ("server.py always listens on port
+    8000"), where it is short enough to show and the task asks for no new file (tests for it, say);
+    None otherwise. Not shown it, a small model runs the server to see what it does, again and again."""
+    if named_outputs(task, list(texts), _code_text(texts)):
+        return None
+    named = [
+        name
+        for name in texts
+        if name.endswith(SHELL_AND_PYTHON_SCRIPTS)
+        and not is_test_file(name)
+        and re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", task)
+    ]
+    if len(named) != 1:
+        return None
+    count = len(texts[named[0]].splitlines())
+    return lines_look(named[0], 1, count) if 0 < count <= MAX_SHOWN_DEFINITION_LINES else None

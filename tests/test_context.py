@@ -198,6 +198,31 @@ def test_fallback_digest_when_the_summary_is_too_long() -> None:
     assert "echo 99" in context.messages()[-2]["content"]
 
 
+def test_near_the_wall_clock_a_fold_does_not_ask_the_summary_model() -> None:
+    """On two cores a summary takes most of a minute: a run with less left folds into the digest alone,
+    and one with enough asks, then wants twice what that ask took."""
+    notes = ScriptedModel(["- the tests fail in test_a.py"] * 50)
+    events: list[Event] = []
+    context = ContextWindow(
+        read_reply=reply_gist, model=ScriptedModel([]), window=1500, reply_tokens=200,
+        summarizer=ModelSummarizer(notes), on_event=events.append,
+    )  # fmt: skip
+    left = [30.0]
+    context.time_left = lambda: left[0]
+    context.start(SYSTEM, "Task: count things.")
+    for i in range(60):
+        if i == 30:
+            left[0] = 500.0
+        context.prompt()
+        context.add("assistant", f"```bash\ncat part{i}.txt\n```")
+        context.add("user", "[exit 0 · 0.0s]\n" + f"line {i} of the part\n" * 20)
+    folds = [e for e in events if isinstance(e, ContextCompacted)]
+    assert len(folds) >= 4, folds
+    assert any(e.fallback for e in folds) and any(not e.fallback for e in folds)
+    assert all(e.fallback for e in folds[: next(i for i, e in enumerate(folds) if not e.fallback)])
+    assert len(notes.calls) == sum(not e.fallback for e in folds)  # never asked while time was short
+
+
 def test_facts_are_extracted_then_merged_and_the_plan_repinned() -> None:
     notes = ScriptedModel(
         ["- the port is 48213\n- config is in settings.ini", "Facts:\n- nothing new", "1. tests pass"]

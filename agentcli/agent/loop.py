@@ -69,7 +69,7 @@ class Agent:
         repo = RepoView(sandbox)
         context = context or ContextWindow(model, reply_tokens=limits.reply_tokens, on_event=events.emit)
         if isinstance(context, ContextWindow):
-            context.read_reply = reply_gist
+            context.read_reply, context.time_left = reply_gist, lambda: self.ctx.time_left()
         self.ctx = RunContext(
             model, sandbox, repo, events, limits, context, policies,
             guards=CommandGuards(sandbox, repo.read, policies),

@@ -59,6 +59,10 @@ class RunContext:
     def elapsed(self) -> float:
         return time.monotonic() - self.state.started
 
+    def time_left(self) -> float | None:
+        """Seconds the run has left on its wall clock; None where it has none."""
+        return self.limits.timeout - self.elapsed() if self.limits.timeout else None
+
     def check_limits(self) -> None:
         """Stop the run where a limit is reached: steps, time, tokens, cost."""
         limits, o = self.limits, self.outcome

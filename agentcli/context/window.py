@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Protocol
@@ -45,6 +46,10 @@ MIN_STEP_ROOM = 256
 # Characters per token assumed when a token budget becomes a character limit (code runs ~3-4).
 CHARS_PER_TOKEN = 3
 _MIN_OBSERVATION_CHARS = 400
+# Seconds the run must have left for a fold to ask the summary model (at least twice what the last ask
+# took): on two cores a summary of folded steps takes most of a minute, which a run near its wall clock
+# does not have. With less, the fold updates the digest alone, as when the summary model fails.
+MIN_SUMMARY_SECONDS = 60.0
 # How a task message starts (agentcli/prompts/task.md).
 _TASK_PREFIX = "Task: "
 
@@ -102,6 +107,8 @@ class ContextWindow:
         self.fallbacks = 0
         self.strict = False  # True: a task too big for the window is an error, not cut
         self.read_reply = read_reply  # the agent sets its reply protocol's reader
+        self.time_left: Callable[[], float | None] = lambda: None  # the run's seconds left (None: no limit)
+        self.summary_seconds = 0.0  # what the last ask of the summary model took
         self._reset("", "")
 
     def _reset(self, system: str, task: str) -> None:
@@ -348,8 +355,13 @@ class ContextWindow:
             limit_tokens=facts_limit,
             read_reply=self.read_reply,
         )
+        started = time.monotonic()
         try:
+            left = self.time_left()
+            if left is not None and left < max(MIN_SUMMARY_SECONDS, 2 * self.summary_seconds):
+                raise SummaryUnavailable("no time left for the summary model")
             new = parse_facts(self.summarize(request), request.max_lines)
+            self.summary_seconds = time.monotonic() - started
             if self.counter.text("\n".join(f"- {f}" for f in new)) > facts_limit:
                 raise SummaryUnavailable("the summary is too long")
             fallback = False

@@ -41,7 +41,8 @@ class Candidates:
         # Time for the replies and the checks of each, and for the chosen one to run after.
         count = run.limits.candidates
         needed = SELECTION_MIN_SECONDS + (count - 1) * reply_seconds + count * running * CHECK_SECONDS
-        return not run.limits.timeout or run.limits.timeout - run.elapsed() > needed
+        left = run.time_left()
+        return left is None or left > needed
 
     def choose(
         self, step: int, reply: Reply, text: str, parsed: ParsedReply, taken: float | None

@@ -77,11 +77,11 @@ class RunContext:
 
     def command_timeout(self) -> float:
         """Seconds the model's next command may run."""
-        timeout, limits = self.limits.command_timeout, self.limits
-        if limits.timeout:
+        timeout = self.limits.command_timeout
+        if (left := self.time_left()) is not None:
             # A command that never ends (a server started in the foreground) may take a third of the
             # time left, not all of it: the run still has time to learn from the timeout.
-            timeout = max(1.0, min(timeout, (limits.timeout - self.elapsed()) / 3))
+            timeout = max(1.0, min(timeout, left / 3))
         return timeout
 
     def begin_reply(self, start: str, definition_in: str | None = None) -> bool:

@@ -52,9 +52,9 @@ class TaskSetup:
 
 def read_task(task: str, root: Path, sandbox: Sandbox | None, policies: Policies, tree_kept: TreeKept) -> TaskSetup:
     """What `task` asks of the repository at `root` as it is now."""
-    texts = repository_texts(root)
-    looks, failing_before = _first_looks(task, root, texts, sandbox, policies, tree_kept)
     files = list_files(root)
+    texts = repository_texts(root, files)
+    looks, failing_before = _first_looks(task, files, texts, sandbox, policies, tree_kept)
     outputs = named_outputs(task, files, _code_text(texts))
     data_start = (script_start(task, files, outputs, looks) or "") if policies.on("data-script") else ""
     substitution = substitution_start(task) if policies.on("substitution") else ""
@@ -70,7 +70,7 @@ def read_task(task: str, root: Path, sandbox: Sandbox | None, policies: Policies
 
 
 def _first_looks(
-    task: str, root: Path, texts: dict[str, str], sandbox: Sandbox | None, policies: Policies, tree_kept: TreeKept
+    task: str, files: list[str], texts: dict[str, str], sandbox: Sandbox | None, policies: Policies, tree_kept: TreeKept
 ) -> tuple[list[str], str | None]:
     """Commands run before the first reply, to show the failure the task is about, and how the tests
     failed before it where it does not speak of failures. Tests that pass show none: shown them passing,
@@ -79,7 +79,6 @@ def _first_looks(
     comments) is not about them, and a small model shown them sets out to fix them. Their failures then
     are not held against it. A task that renames or replaces a text everywhere is shown every line that
     holds it."""
-    files = list_files(root)
     looks = first_looks(task, files) if policies.on("first-looks") else []
     command = test_command(files)
     failing_before = None
@@ -109,10 +108,11 @@ def _first_looks(
     return looks, failing_before
 
 
-def repository_texts(root: Path) -> dict[str, str]:
-    """The text of each file of the repository (those over the repository map's size limit left out)."""
+def repository_texts(root: Path, files: list[str] | None = None) -> dict[str, str]:
+    """The text of each of `files` (default: the repository's; those over the repository map's size
+    limit left out)."""
     texts: dict[str, str] = {}
-    for name in list_files(root):
+    for name in list_files(root) if files is None else files:
         found = untrusted.lstat(root, name)
         if found is not None and found.st_size <= MAX_FILE_BYTES:
             text = untrusted.try_read_text(root, name)

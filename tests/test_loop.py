@@ -14,7 +14,6 @@ from agentcli.agent.outcome import RunLimits
 from agentcli.agent.stuck import StuckDetector
 from agentcli.events import (
     CommandFinished,
-    CommandStarted,
     Event,
     EventBus,
     FormatError,
@@ -728,28 +727,6 @@ def test_git_with_nothing_left_to_commit_is_no_failure(host):
     assert outcome.status == "finished"  # no "your last command failed" objection
 
 
-def test_a_file_the_task_says_to_keep_is_not_deleted(host):
-    work = Path(host.workdir)
-    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
-    (work / "debug.log").write_text("one\n")
-    (work / "old.txt").write_text("two\n")
-    subprocess.run(["git", "add", "debug.log", "old.txt"], cwd=work, check=True)
-    seen: list[Event] = []
-    replies = ["```bash\nrm -f old.txt debug.log\n```", "```bash\ngit rm debug.log\n```", "```bash\nls\n```"]
-    Agent(ScriptedModel(replies), host, EventBus([seen.append])).run("Stop tracking debug.log in git; keep it")
-    refusals = [e.message for e in seen if isinstance(e, FormatError)]
-    assert refusals == ["The task says to keep debug.log, so nothing was deleted."]
-    assert (work / "debug.log").exists() and (work / "old.txt").exists()
-    # `git rm` of it runs as `git rm --cached`: the file stays on disk, untracked.
-    ran = [e for e in seen if isinstance(e, CommandStarted)]
-    assert ran[0].command == "git rm --cached debug.log" and "so `git rm` ran as `git rm --cached`" in ran[0].notes[-1]
-    tracked = subprocess.run(["git", "ls-files"], cwd=work, capture_output=True, text=True, check=True).stdout
-    assert tracked.split() == ["old.txt"]
-    model = ScriptedModel(["```bash\nrm debug.log\n```", "DONE: removed"])
-    Agent(model, host, EventBus()).run("Delete debug.log")
-    assert not (work / "debug.log").exists()
-
-
 def test_echo_lines_that_print_a_definition_one_file_has_become_its_edit(host):
     shapes = Path(host.workdir) / "shapes.py"
     shapes.write_text(
@@ -885,27 +862,6 @@ def test_an_install_that_finds_no_network_is_explained_and_not_tried_again(host)
     assert len(refusals) == 1 and refusals[0].startswith("Not run: There is no network here")
 
 
-def test_a_file_the_task_says_to_leave_as_it_is_is_not_changed(host):
-    work = Path(host.workdir)
-    (work / "data").mkdir()
-    (work / "data" / "orders.csv").write_text("id,total\n1,9.5\n")
-    (work / "test_shapes.py").write_text("def test_it():\n    assert True\n")
-    replies = [
-        "```bash\necho amount >> data/orders.csv\n```",  # trace-error-chain: the data "fixed"
-        "test_shapes.py\n```python\ndef test_it():\n    pass\n```",
-        "```bash\nsed -i 's/total/amount/' main.py\n```",
-    ]
-    task = "`python3 main.py data/orders.csv` crashes (the CSV file is correct as it is). Do not edit test_shapes.py."
-    seen: list[Event] = []
-    Agent(ScriptedModel([*replies, "DONE: fixed"]), host, EventBus([seen.append])).run(task)
-    refusals = [e.message for e in seen if isinstance(e, FormatError)]
-    assert refusals[0].startswith("Not run: the task says to leave data/orders.csv as it is")
-    assert refusals[1].startswith("Not run: the task says to leave test_shapes.py as it is")
-    assert (work / "data" / "orders.csv").read_text() == "id,total\n1,9.5\n"
-    assert (work / "test_shapes.py").read_text() == "def test_it():\n    assert True\n"
-    assert [e.command for e in seen if isinstance(e, CommandFinished)] == ["sed -i 's/total/amount/' main.py"]
-
-
 def test_an_append_that_sets_a_setting_a_second_time_is_put_back_with_the_edit_in_place(host):
     # bump-version: `echo 'version = "1.5.0"' >> pyproject.toml` under the file's `version = "1.4.2"`.
     work = Path(host.workdir)
@@ -932,38 +888,6 @@ def test_an_echo_whose_quotes_do_not_close_gets_the_way_to_write_a_file(host):
     Agent(model, host, EventBus()).run("write tests/test_x.py")
     observation = model.calls[1][-1]["content"]
     assert "[syntax error" in observation and "The quotes of your echo do not close." in observation
-
-
-def test_a_version_bump_keeps_the_changelog_history_and_puts_the_new_heading_on_top(host):
-    # bump-version: a `sed` over every file holding 1.4.2, the changelog's history included, then the
-    # new heading appended at its end.
-    work = Path(host.workdir)
-    (work / "CHANGELOG.md").write_text("# Changelog\n\n## 1.4.2\n- Fix the wind.\n")
-    (work / "pyproject.toml").write_text('version = "1.4.2"\n')
-    replies = [
-        "```bash\n# Update the versions\nsed -i 's/1.4.2/1.5.0/g' pyproject.toml CHANGELOG.md\n```",
-        '```bash\necho "## 1.5.0" >> CHANGELOG.md\n```',
-        "```bash\nsed -i 's/1.4.2/1.5.0/' CHANGELOG.md\n```",
-        "```bash\ncat CHANGELOG.md pyproject.toml\n```",
-    ]
-    task = 'Bump the version from 1.4.2 to 1.5.0 everywhere, and add a "## 1.5.0" heading at the top of the changelog.'
-    seen: list[Event] = []
-    Agent(ScriptedModel([*replies, "DONE: bumped"]), host, EventBus([seen.append])).run(task)
-    ran = [e for e in seen if isinstance(e, CommandStarted)]
-    assert [e.command for e in ran] == [
-        "sed -i s/1.4.2/1.5.0/g pyproject.toml",
-        "sed -i '3i ## 1.5.0' CHANGELOG.md",
-        "cat CHANGELOG.md pyproject.toml",
-    ]
-    assert ran[0].notes[-1].startswith("CHANGELOG.md records earlier releases, and its 1.4.2 lines are")
-    assert ran[1].notes[-1] == (
-        "`>>` adds at the end of CHANGELOG.md, and the task asks for the top. "
-        "So your command ran as `sed -i '3i ## 1.5.0' CHANGELOG.md`."
-    )
-    refusals = [e.message for e in seen if isinstance(e, FormatError)]
-    assert len(refusals) == 1 and refusals[0].startswith("Not run: CHANGELOG.md records earlier releases")
-    assert (work / "pyproject.toml").read_text() == 'version = "1.5.0"\n'
-    assert (work / "CHANGELOG.md").read_text() == "# Changelog\n\n## 1.5.0\n## 1.4.2\n- Fix the wind.\n"
 
 
 def test_a_server_started_in_the_foreground_is_stopped_soon_and_is_no_failure(host):
@@ -1008,43 +932,6 @@ def test_a_done_that_copies_agentclis_objection_is_no_finish(host):
     assert errors[1] == f"Your DONE line only repeats what agentcli told you, so the task is not done: {errors[0]}"
     assert errors[2] == errors[1]  # a copy of that answer is told the first message again, not nested in it
     assert outcome.status == "finished" and outcome.summary == "fixed the typo"
-
-
-def test_a_variable_the_program_is_to_read_from_its_environment_is_not_written_into_a_file(host):
-    # env-port-default: `export PORT=8080`, then `sed -i "s/PORT = 8000/PORT = $PORT/" server.py`.
-    work = Path(host.workdir)
-    (work / "server.py").write_text("PORT = 8000\n")
-    replies = [
-        "```bash\nexport PORT=8080\n```",
-        '```bash\nsed -i "s/PORT = 8000/PORT = $PORT/" server.py\n```',
-        "```bash\nsed -i 's/PORT = 8000/PORT = int(os.environ.get(\"PORT\", 8000))/' server.py && cat server.py\n```",
-    ]
-    task = "Make server.py use the port from the PORT environment variable, and keep 8000 as the default."
-    seen: list[Event] = []
-    Agent(ScriptedModel([*replies, "DONE: reads PORT"]), host, EventBus([seen.append])).run(task)
-    refusals = [e.message for e in seen if isinstance(e, FormatError)]
-    assert refusals[0].startswith("Not run: setting PORT in the shell changes nothing in the repository")
-    assert refusals[1].startswith("Not run: in double quotes the shell puts the value of $PORT into the file now")
-    assert (work / "server.py").read_text() == 'PORT = int(os.environ.get("PORT", 8000))\n'
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        'if [ -n "$PORT" ]; then\n    PORT=$PORT\nelse\n    PORT=8000\nfi',
-        "PORT=8080",
-    ],
-)
-def test_only_setting_the_variable_the_program_is_to_read_is_not_the_change(host, command: str):
-    task = "Make server.py use the port from the PORT environment variable, and keep 8000 as the default."
-    seen: list[Event] = []
-    Agent(ScriptedModel([f"```bash\n{command}\n```"]), host, EventBus([seen.append])).run(task)
-    refusals = [e.message for e in seen if isinstance(e, FormatError)]
-    assert refusals and refusals[0].startswith("Not run: setting PORT in the shell changes nothing")
-    # Running the program with it set is a check, not a substitute for the change: it runs.
-    seen.clear()
-    Agent(ScriptedModel(["```bash\nexport PORT=8080 && echo $PORT\n```"]), host, EventBus([seen.append])).run(task)
-    assert [e.output.strip() for e in seen if isinstance(e, CommandFinished)] == ["8080"]
 
 
 def test_a_result_printed_instead_of_written_to_the_asked_file_is_pointed_out(host, tmp_path: Path):

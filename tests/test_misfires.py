@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcli.agent.guards import CommandGuards
-from agentcli.agent.guards.keep_named import files_to_keep
 from agentcli.session.data_script import script_start
 from agentcli.session.first_looks import first_looks
 from agentcli.session.journal import sessions_dir
@@ -123,11 +121,6 @@ def test_failing_test_then_fix_gets_no_expectation_from_the_buggy_code(tmp_path)
     assert only_tests("Write tests for slugify in text.py", [])
 
 
-def test_public_api_of_a_file_is_no_file_to_leave_alone(tmp_path):
-    assert files_to_keep("Without changing main.py's public API, refactor main.py") == set()
-    assert files_to_keep("Fix the bug without changing test_shapes.py.") == {"test_shapes.py"}
-
-
 def test_missing_settings_file_the_program_reads_is_no_output():
     task = "report.py crashes when settings.toml is missing"
     code = "import tomllib\nwith open('settings.toml', 'rb') as f:\n    settings = tomllib.load(f)\n"
@@ -151,15 +144,6 @@ def test_no_objection_carries_solution_code(tmp_path):
     problem = dropped_key("merged.json", json.dumps({"db": {"port": 2}}), task, read)
     assert problem is not None and "db.host" in problem
     assert "def " not in problem and "```" not in problem
-
-
-def test_untracking_still_keeps_the_file(tmp_path):
-    """Where the task does say to keep the file, `git rm` keeps it on disk (the policy narrowed, not gone)."""
-    guards = CommandGuards(sandbox=None, read=lambda path: None)  # type: ignore[arg-type]
-    task = "debug.log is tracked by mistake: stop tracking it but keep the file."
-    placed = guards.placement("git rm debug.log", task)
-    assert placed is not None and placed[0] == "git rm --cached debug.log"
-    assert guards.placement("git rm debug.log", "debug.log is obsolete") is None
 
 
 # Found by a hunt over some 90 realistic requests (none of them a benchmark task's).
@@ -203,29 +187,12 @@ def test_output_the_command_printed_before_the_task_is_no_expectation(tmp_path, 
     assert not _finished(result, events)
 
 
-def test_keeping_something_else_does_not_keep_the_file_to_delete():
-    from agentcli.agent.guards.named_deletion import named_deletion as _named_deletion
-
-    assert _named_deletion("rm legacy.py", "Delete the unused legacy.py module and keep the test suite green.") is None
-    replace = "Replace config.ini with config.toml and keep the same settings."
-    assert _named_deletion("rm config.ini", replace) is None
-    kept = ("cache.db", "The task says to keep cache.db")
-    assert _named_deletion("git rm cache.db", "Stop tracking cache.db but keep the file.") == kept
-    named = ("parser.py", "The task names parser.py and does not ask to delete it")
-    assert _named_deletion("rm parser.py", "Fix the crash in parser.py") == named
-
-
 def test_commit_as_a_noun_asks_for_no_commit():
     from agentcli.session.done import ASKS_FOR_COMMIT
 
     for task in ("Add a commit-msg hook that rejects empty messages", "Add the commit SHA to the image labels"):
         assert not ASKS_FOR_COMMIT.search(task), task
     assert ASKS_FOR_COMMIT.search("Fix the typo and commit the change.")
-
-
-def test_a_file_named_inside_a_phrase_is_not_left_alone():
-    assert files_to_keep("Refactor cli.py to use argparse without changing cli.py behaviour for users.") == set()
-    assert files_to_keep("Don't touch settings.py except to set DEBUG = False.") == set()
 
 
 def test_changing_code_and_adding_a_test_is_not_a_tests_only_task():
@@ -253,15 +220,6 @@ def test_a_pronoun_is_no_text_to_rename():
 
     assert replaced_text("The function calc is badly named; rename it to calculate_total.") is None
     assert replaced_text("Rename the function calc to calculate_total.") == "calc"
-
-
-def test_a_line_wanted_at_the_top_goes_below_the_interpreter_line():
-    from agentcli.agent.guards.at_top import at_top
-
-    placed = at_top("echo 'set -e' >> deploy.sh", "Add set -e at the start of deploy.sh", lambda p: "#!/bin/sh\nrun\n")
-    assert placed is not None and placed[0] == "sed -i '2i set -e' deploy.sh"
-    move = "Move the constants at the top of app.py into settings.py"
-    assert at_top("echo 'X = 1' >> settings.py", move, lambda p: "Y = 2\n") is None
 
 
 def test_a_gitignore_chore_is_no_data_task():

@@ -56,30 +56,6 @@ SCENARIOS = [
         {"mod.py": "def g():\n    return 1\n"},
     ),
     Scenario("missing-folders", "write it", [bash("echo hi > out/a.txt"), "DONE: ok"]),
-    Scenario(
-        "env-variable",
-        "Make run.sh read the PORT environment variable",
-        [bash('echo "serve $PORT" > run.sh'), "DONE: ok"],
-        {"run.sh": "serve 8000\n"},
-    ),
-    Scenario(
-        "keep-named",
-        "Fix the code without changing data.csv.",
-        [bash("echo x > data.csv"), "DONE: ok"],
-        {"data.csv": "a,b\n"},
-    ),
-    Scenario(
-        "at-top",
-        "Add the line 'draft' at the top of notes.md",
-        [bash("echo draft >> notes.md"), "DONE: ok"],
-        {"notes.md": "one\n"},
-    ),
-    Scenario(
-        "named-deletion",
-        "Stop tracking cache.db but keep the file.",
-        [bash("rm cache.db"), "DONE: ok"],
-        {"cache.db": "x\n"},
-    ),
     Scenario("echo-as-block", "write it", [bash("echo 'import os' > m.py\necho 'print(os.sep)' >> m.py"), "DONE: ok"]),
     Scenario("resample", "make it", [bash("echo a"), bash("echo a"), "DONE: ok", "DONE: ok"]),
     Scenario(
@@ -100,12 +76,6 @@ SCENARIOS = [
     ),
     Scenario(
         "nothing-to-commit", "commit it", [bash("git commit -qm again"), "DONE: committed"], {"a.txt": "1\n"}, git=True
-    ),
-    Scenario(
-        "version-history",
-        "Bump the version from 1.0.0 to 1.1.0",
-        [bash("sed -i 's/1.0.0/1.1.0/' pyproject.toml CHANGELOG.md"), "DONE"],
-        {"pyproject.toml": 'version = "1.0.0"\n', "CHANGELOG.md": "## 1.0.0\n- first\n"},
     ),
     Scenario(
         "described-edits",
@@ -204,10 +174,6 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "duplicate-setting": lambda: (root / "app.toml").read_text() == "port = 8\n",
         "broken-append": lambda: (root / "mod.py").read_text() == "def g():\n    return 1\n",
         "missing-folders": lambda: (root / "out" / "a.txt").is_file(),
-        "env-variable": lambda: (root / "run.sh").read_text() == "serve 8000\n",
-        "keep-named": lambda: (root / "data.csv").read_text() == "a,b\n",
-        "at-top": lambda: (root / "notes.md").read_text() == "draft\none\n",
-        "named-deletion": lambda: (root / "cache.db").is_file(),
         "echo-as-block": lambda: "taken as a block" in notes,
         "resample": lambda: any(isinstance(e, Notice) and "asking again" in e.message for e in events),
         "echoed-done": lambda: "only repeats what agentcli told you" in told,
@@ -216,7 +182,6 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "failure-focus": lambda: "The error comes from x.py line 2" in shown,
         "repeat-output": lambda: "This printed exactly what it printed" in shown,
         "nothing-to-commit": lambda: "git had nothing to commit" in shown,
-        "version-history": lambda: (root / "CHANGELOG.md").read_text() == "## 1.0.0\n- first\n",
         "unrun": lambda: "has not run since" in told,
         "described-edits": lambda: (root / "greet.py").read_text() == "print('bonjour')\n",
         "step-done": lambda: "ends the whole task, not one step of it" in told,

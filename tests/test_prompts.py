@@ -74,7 +74,7 @@ def test_a_value_not_given_raises():
     with pytest.raises(UndefinedError):
         render("system")
     with pytest.raises(UndefinedError):
-        render("refusals/file_to_leave", paths="app.py")
+        render("refusals/repeated_failure", path="app.py", line=1)
 
 
 def test_a_template_keeps_its_text_to_the_last_character():

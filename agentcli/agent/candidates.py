@@ -78,7 +78,7 @@ class Candidates:
                 return None
         if command is None or not paths or any(is_test_file(path) or not _inside(path) for path in paths):
             return None
-        return command if run.guards.refusal(command, run.state.task) is None else None
+        return command if run.guards.refusal(command) is None else None
 
     def _verdict(self, parsed: ParsedReply) -> Verdict | None:
         """The checks' verdict on the work tree with `parsed`'s change made; the tree is put back after.

@@ -1,6 +1,5 @@
-"""The command a reply comes to once repaired, placed and its block written, and the notes on it; or
-`Refused` where a guard will not run it (a misplaced change, a fragment for a file, a refused command,
-the same failing command again)."""
+"""The command a reply comes to once repaired and its block written, and the notes on it; or `Refused`
+where a guard will not run it (a fragment for a file, a refused command, the same failing command again)."""
 
 from __future__ import annotations
 
@@ -21,12 +20,6 @@ def command_to_run(run: RunContext, parsed: ParsedReply) -> tuple[str, list[str]
     command, repaired = repair(parsed.command or "")
     if repaired:
         notes = [*notes, repaired]
-    if (placed := run.guards.placement(command, state.task)) is not None:
-        # Told where the change goes instead, a small model sends its command again: it runs as meant.
-        instead, why = placed
-        if instead is None:
-            raise Refused(render("refusals/misplaced", why=why))
-        command, notes = instead, [*notes, render("notes/ran_instead", why=why, command=instead)]
     if parsed.file_write is not None:
         written = block_write(run.repo, parsed, state.begun_definition_in)
         if isinstance(written, str):
@@ -34,7 +27,7 @@ def command_to_run(run: RunContext, parsed: ParsedReply) -> tuple[str, list[str]
         # A command sent beside the edit (the tests, usually) runs right after it.
         command = written[0] + (f"\n{command}" if command.strip() else "")
         notes = [*written[1], *notes]
-    refusal = run.guards.refusal(command, state.task)
+    refusal = run.guards.refusal(command)
     if refusal is not None:
         raise Refused(refusal)
     if command.strip() == state.last_command and state.last_failure and run.policies.on("repeat-refusal"):

@@ -53,11 +53,6 @@ CATALOG: tuple[Policy, ...] = (
     Policy("data-script", "A data task's first reply is begun as a Python script over its input files.", True),
     Policy("substitution", "A rename's first look lists every line holding the old text.", True),
     # Around the model's commands.
-    Policy("keep-named", "A command may not change a file the task says to leave as it is.", reads_task=True),
-    Policy("named-deletion", "A file the task names is not deleted unless the task asks for it.", reads_task=True),
-    Policy("at-top", "An append of what the task wants at the top is inserted there.", reads_task=True),
-    Policy("version-history", "A version bump's sed spares the changelog's history.", reads_task=True),
-    Policy("env-variable", "A variable the program is to read is not fixed into a file or only set.", True),
     Policy("asked-script", "A script block with no path is written to the script the task asks for.", True),
     Policy("printed-output", "Output printed instead of written to the file the task asks for is pointed out.", True),
     Policy("lossy-overwrite", "A `>` that lost a file's content is undone."),

@@ -1,7 +1,7 @@
 """Guards around the model's own shell commands: what must not run, what a command needs made first,
 what it lost that comes back, failures that are none, and the way past failures small models are stuck at.
 
-Small models delete the file a task is about, redirect into folders that do not exist, write `>` for
+Small models redirect into folders that do not exist, write `>` for
 `>>` and `>>` for a change of a setting, filter a file into itself, take git's "nothing to commit"
 for a failure to fix, and try to install packages again and again where there is no network. Each
 guard says what it did, so the model learns the better way from its own command.
@@ -15,21 +15,10 @@ from collections.abc import Callable
 
 from agentcli.agent.checking import appended_files, overwrites, redirected_files, simple_commands
 from agentcli.agent.edits import duplicated_setting, overwrite_loss
-from agentcli.agent.guards import at_top, env_variable, keep_named, named_deletion, version_history
-from agentcli.agent.guards.task_guard import TaskGuard
 from agentcli.agent.pysource import syntax_error
 from agentcli.policies import Policies
 from agentcli.prompts import render
 from agentcli.sandbox.base import Observation, Sandbox
-
-# The guards that read the task's wording, one module each; refusals and placements are asked in this order.
-TASK_GUARDS: tuple[TaskGuard, ...] = (
-    env_variable.GUARD,
-    keep_named.GUARD,
-    version_history.GUARD,
-    at_top.GUARD,
-    named_deletion.GUARD,
-)
 
 # `git commit` with nothing left to commit: the commit the task wants is made already.
 _COMMIT = re.compile(r"\bgit\b.*\bcommit\b")
@@ -68,33 +57,12 @@ class CommandGuards:
         self.policies = policies or Policies.every()
         self.offline = False  # an install has failed for want of a network
 
-    def refusal(self, command: str, task: str) -> str | None:
-        """Why `command` may not run: it deletes a file the task names, and the task asks for no deletion.
-        (Told to stop tracking `debug.log`, or to make `wordcount.py` runnable, a small model deletes it.)
-        Or it installs a package, after an install found no network: small models try again and again.
-        Or it changes a file the task says to leave as it is (the data a program fails on, the tests). Or it
-        writes the value of a variable the program is to read from its environment into a file, or only
-        sets that variable in the shell."""
+    def refusal(self, command: str) -> str | None:
+        """Why `command` may not run: it installs a package after an install found no network (small
+        models try again and again); None where it may."""
         if self.offline and _INSTALL.search(command):
             self.policies.fired("offline-install")
             return render("notes/no_network", not_run=True)
-        for guard in TASK_GUARDS:
-            on = guard.refuse is not None and self.policies.on(guard.policy)
-            if on and (why := guard.refuse(command, task, self.read)) is not None:
-                self.policies.fired(guard.policy)
-                return why
-        return None
-
-    def placement(self, command: str, task: str) -> tuple[str | None, str] | None:
-        """Where `command` puts its change in the wrong place: a version bump that rewrites a changelog's
-        history, an append of what the task wants at the top, a `git rm` of a file the task names and
-        does not ask to delete. The command that puts it right (None where there is none to give) and
-        why; None for other commands."""
-        for guard in TASK_GUARDS:
-            on = guard.place is not None and self.policies.on(guard.policy)
-            if on and (placed := guard.place(command, task, self.read)) is not None:
-                self.policies.fired(guard.policy)
-                return placed
         return None
 
     def server(self, command: str) -> str | None:

@@ -16,10 +16,6 @@ from agentcli.session.first_looks import (
     concerns_failures,
     expected_outputs,
     first_looks,
-    replaced_text,
-    search_look,
-    substitution_start,
-    task_hint,
 )
 from tests.conftest import channel_for
 
@@ -84,35 +80,6 @@ def test_which_tasks_speak_of_tests_or_failures(task: str, about_failures: bool)
     assert concerns_failures(task) is about_failures
 
 
-@pytest.mark.parametrize(
-    ("task", "text"),
-    [
-        ("Rename the function calc_total to compute_total everywhere", "calc_total"),
-        ("rename `load_cfg` to `load_config`", "load_cfg"),
-        ("bump the project version from 1.4.2 to 1.5.0 everywhere", "1.4.2"),
-        ("switch every call from old_api to new_api", "old_api"),
-        ('fix the misspelling "recieve" in README.md', "recieve"),
-        ("Convert data/users.json to data/users.csv", None),
-        ("move from the CSV to JSON", None),
-    ],
-)
-def test_what_a_task_replaces_everywhere(task: str, text: str | None):
-    assert replaced_text(task) == text
-
-
-def test_the_search_look_lists_every_line_holding_the_text(tmp_path: Path):
-    (tmp_path / "README.md").write_text("pip install weather==1.4.2\n")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text('__version__ = "1.4.2"\nOTHER = "1x4x2"\n')
-    with HostSandbox(tmp_path, channel_for(tmp_path)) as box:
-        obs = box.run(search_look("1.4.2"))
-    assert obs.ok
-    assert sorted(obs.output.splitlines()) == [
-        "./README.md:1:pip install weather==1.4.2",
-        './pkg/__init__.py:1:__version__ = "1.4.2"',
-    ]
-
-
 def test_the_model_sees_what_ran_before_its_first_reply(tmp_path: Path):
     (tmp_path / "app.py").write_text("from textutils import slugify\n")
     seen: list[Event] = []
@@ -146,18 +113,6 @@ def test_a_failing_test_shown_first_comes_with_the_code_it_calls_and_the_fix_as_
     )
 
 
-def test_a_task_about_data_files_gets_the_python_hint():
-    hint = task_hint("Convert data/users.json to data/users.csv", [])
-    assert "data/users.json" in hint and "```python" in hint
-    assert task_hint("Add a --shout flag to greet.py", []) == ""
-
-
-def test_no_data_hint_where_the_data_file_is_a_programs_input_or_a_git_chores_object():
-    crash = "`python3 main.py data/orders.csv` crashes with a KeyError. Fix the code."
-    assert task_hint(crash, first_looks(crash, ["main.py", "data/orders.csv"])) == ""
-    assert task_hint("debug.log was committed by mistake: stop tracking it in git.", []) == ""
-
-
 def test_the_output_the_task_expects_of_a_command():
     task = (
         "Add `--shout`, e.g. `python3 greet.py Ada --shout` prints `HELLO, ADA!`; "
@@ -179,10 +134,3 @@ def test_a_named_command_that_keeps_running_is_no_failure(tmp_path: Path):
         assert "should print `hi`" in (
             failing_command(box, "python3 server.py", "hi", timeout=1.0) or "x should print `hi`"
         )
-
-
-def test_the_substitution_a_task_that_replaces_a_text_begins_with():
-    assert substitution_start('Fix the misspelling "recieve" in README.md.') == "```bash\nsed -i 's/recieve/"
-    assert substitution_start("Rename the function `get_user` to `fetch_user`.") == "```bash\nsed -i 's/get_user/"
-    assert substitution_start("Fix the typo 'a/b' in docs.") == ""  # a slash would end sed's pattern
-    assert substitution_start("Add a --verbose flag.") == ""

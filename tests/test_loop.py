@@ -984,47 +984,6 @@ def test_a_done_copying_agentcli_is_followed_by_a_begun_command(host):
     assert outcome.status == "finished" and readme.exists()
 
 
-def test_the_reply_after_nothing_changed_begins_the_substitution_the_task_asks_for(host):
-    # git-branch-commit: told nothing had changed, the 1.5B copied the objection or rewrote README.md
-    # from memory with one echo; begun with `sed -i 's/recieve/`, it writes the correction.
-    Path(host.workdir, "README.md").write_text("You will recieve it.\n")
-    replies = ["```bash\ngit --version\n```", "DONE: fixed", "receive/g' README.md\n```", "DONE: it", "DONE: checked"]
-    model = ScriptedModel(replies, continues_replies=True)
-    agent = Agent(model, host, EventBus())
-    agent.ctx.facts.unchanged_start = "```bash\nsed -i 's/recieve/"
-    readme = Path(host.workdir) / "README.md"
-    agent.ctx.finish_checks = [
-        DoneCheck(
-            "unchanged",
-            lambda: None if "receive" in readme.read_text() else "Nothing changed.",
-            code=True,
-            unchanged=True,
-        )
-    ]
-    outcome = agent.run("fix the typo")
-    assert model.prefixes == ["", "", "```bash\nsed -i 's/recieve/", "", ""]
-    assert outcome.status == "finished" and readme.read_text() == "You will receive it.\n"
-
-
-def test_the_reply_after_an_objection_to_the_asked_file_begins_the_data_script_again(host):
-    # log-to-csv: told its rows were unsorted, the 1.5B sorted the CSV it had written, header and all.
-    start = "```python\nimport csv\n"
-    replies = [
-        "open('out.csv', 'w').write('b\\na\\n')\n```\nDONE: wrote",
-        "open('out.csv', 'w').write('a\\nb\\n')\n```",
-    ]
-    model = ScriptedModel([*replies, "DONE: sorted"], continues_replies=True)
-    agent = Agent(model, host, EventBus())
-    agent.ctx.facts.first_reply_start = start
-    out = Path(host.workdir) / "out.csv"
-    agent.ctx.finish_checks = [
-        DoneCheck("outputs", lambda: None if out.read_text() == "a\nb\n" else "out.csv is unsorted.", output=True)
-    ]
-    outcome = agent.run("write out.csv sorted")
-    assert model.prefixes == [start, start, ""]
-    assert outcome.status == "finished" and out.read_text() == "a\nb\n"
-
-
 def test_an_output_just_seen_is_not_shown_again_in_full(host, tmp_path: Path):
     # implement-from-docstring: `cat durations.py` three times, 30 lines each, until the attempt ended stuck.
     body = "".join(f"def f{i}():\n    return {i}\n" for i in range(30))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcli.session.data_script import script_start
 from agentcli.session.first_looks import first_looks
 from agentcli.session.journal import sessions_dir
 from agentcli.session.outputs import named_outputs
@@ -99,12 +98,6 @@ def test_same_key_in_another_toml_section_is_kept(tmp_path, write_replies):
     result, events = solve_json(repo, "Configure black to use a line length of 100", write_replies(replies))
     assert not _finished(result, events)
     assert "[tool.black]\nline-length = 100" in (repo / "pyproject.toml").read_text()
-
-
-def test_bug_in_a_parser_is_no_data_task():
-    task = "Fix the bug in parser.py that drops the last row of data.csv"
-    files = ["parser.py", "data.csv"]
-    assert script_start(task, files, named_outputs(task, files), first_looks(task, files)) is None
 
 
 def test_accepted_example_is_not_required_to_raise():
@@ -213,19 +206,6 @@ def test_valid_examples_after_a_turn_of_the_sentence_are_not_bad_input():
 def test_files_the_task_says_to_ignore_or_not_to_create_are_no_outputs():
     assert named_outputs("Please ignore npm-debug.log and coverage.xml in git.", ["app.py"]) == []
     assert named_outputs("Don't create a new settings.yaml; put the defaults in config.py", ["config.py"]) == []
-
-
-def test_a_pronoun_is_no_text_to_rename():
-    from agentcli.session.first_looks import replaced_text
-
-    assert replaced_text("The function calc is badly named; rename it to calculate_total.") is None
-    assert replaced_text("Rename the function calc to calculate_total.") == "calc"
-
-
-def test_a_gitignore_chore_is_no_data_task():
-    task = "Add debug.log and .env to .gitignore"
-    files = ["app.py", "debug.log", ".gitignore"]
-    assert script_start(task, files, named_outputs(task, files), first_looks(task, files)) is None
 
 
 def test_content_the_task_gives_for_a_file_is_accepted():

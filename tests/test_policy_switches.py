@@ -316,18 +316,6 @@ FIRST_STEP_SCENARIOS = [
         {"calc.py": "def double(x):\n    return x\n"},
         lambda events: any(e["type"] == "command_started" and e["step"] == 0 for e in events),
     ),
-    (
-        "substitution",
-        "Rename colour to color everywhere.",
-        {"a.txt": "colour\n", "b.py": "x = 'colour'\n"},
-        lambda events: any(e["type"] == "command_started" and "grep -rnIF" in e["command"] for e in events),
-    ),
-    (
-        "data-script",
-        "Convert users.csv to users.json, a list of objects.",
-        {"users.csv": "name,age\nada,36\n"},
-        lambda events: next(e["text"] for e in events if e["type"] == "model_replied").startswith("```python\nimport"),
-    ),
 ]
 
 

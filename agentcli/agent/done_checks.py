@@ -20,8 +20,6 @@ class DoneCheck:
     # When an objection is new: by its text, after each command (about the last command), or once a task.
     repeat: Literal["text", "command", "once"] = "text"
     code: bool = False  # the code answers it: after it, the change at a definition shown first is begun
-    output: bool = False  # about a file the task asks for: after it, a begun first reply is begun again
-    unchanged: bool = False  # nothing has changed yet: after it, the substitution the task asks for is begun
     # Still standing when DONE was accepted, the attempt is worth redoing; its notice ends before this.
     retry_cut: str | None = None
 

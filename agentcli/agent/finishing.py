@@ -50,7 +50,7 @@ class Finisher:
             copied = echoed.removeprefix(answer)
             message = render("objections/echoed_done", copied=copied, reminder=run.progress().reminder())
             # Sampled afresh, the 1.5B copies the objection again: a begun command it cannot copy.
-            run.begin_reply(self._unchanged_start() or render("begun/command"))
+            run.begin_reply(render("begun/command"))
             run.policies.fired("echoed-done")
             raise Objected(message, "echoed-done", command_ran=parsed.finish_after_command)
         if run.policies.on("step-done") and step_report(parsed.summary):
@@ -65,11 +65,6 @@ class Finisher:
                 # Told what its code still gets wrong, the 1.5B answers DONE again: the definition it
                 # was shown first is where the change goes.
                 run.begin_change(*state.shown_definition)
-            elif start := self._unchanged_start():
-                run.begin_reply(start)
-            elif objected.output and run.facts.first_reply_start:
-                # The 1.5B patches the output file it wrote instead, and breaks its header: its script again.
-                run.begin_reply(run.facts.first_reply_start)
             elif _OFFERED_COMMAND.search(objection):
                 # Offered the command to send, the 1.5B answers DONE again or copies the objection as
                 # prose; in a begun bash block, the command is what it copies.
@@ -77,12 +72,6 @@ class Finisher:
             # After a command, its observation already stands; the objection follows it.
             raise Objected(objection, objected.switch, command_ran=parsed.finish_after_command)
         raise Stop("finished", "the model declared the task finished", parsed.summary)
-
-    def _unchanged_start(self) -> str:
-        """How the reply after the objection that nothing has changed yet begins ("" for the model's own)."""
-        state = self.run.state
-        unchanged = state.objected is not None and state.objected.unchanged
-        return self.run.facts.unchanged_start if unchanged and state.shown_definition is None else ""
 
     def _echoed(self, summary: str) -> str | None:
         """What agentcli told the model that a DONE summary copies (ECHO_WORDS words in a row), or None."""

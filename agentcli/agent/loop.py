@@ -99,8 +99,6 @@ class Agent:
             # Shown the definition to change, a small model plans to read it and reads it, again and
             # again: the first reply is the change, begun.
             ctx.begin_change(*ctx.state.shown_definition)
-        elif ctx.facts.first_reply_start:
-            ctx.begin_reply(ctx.facts.first_reply_start)
         return self._drive()
 
     def resume(self, task: str, at: Resumed) -> Outcome:

@@ -18,12 +18,6 @@ class TaskFacts:
     """What the session read of the task and the repository before the run, for the loop to act on."""
 
     asked_files: list[str] = field(default_factory=list)  # the files the task asks to be written
-    # How the first reply begins where the model can go on from it (a data task's script, its inputs
-    # read: see session.data_script), and the reply after an objection to the file the task asks for.
-    first_reply_start: str = ""
-    # How the reply after "nothing has changed yet" begins where no definition was shown (the `sed`
-    # that replaces the text the task replaces).
-    unchanged_start: str = ""
     verifier: Verifier | None = None  # the repository's tests, that candidate replies are judged by (agent.selection)
     takes_back: bool = False  # whether a candidate's change can be put back (git keeps the work tree)
     # Whether git ignores one of these paths (relative to where the shell is), as the snapshots that put a

@@ -50,8 +50,6 @@ CATALOG: tuple[Policy, ...] = (
     # Before the first reply.
     Policy("first-looks", "The failing tests, or the commands the task names, run before the first reply.", True),
     Policy("named-code", "The function or short file the task names is shown before the first reply.", True),
-    Policy("data-script", "A data task's first reply is begun as a Python script over its input files.", True),
-    Policy("substitution", "A rename's first look lists every line holding the old text.", True),
     # Around the model's commands.
     Policy("asked-script", "A script block with no path is written to the script the task asks for.", True),
     Policy("printed-output", "Output printed instead of written to the file the task asks for is pointed out.", True),

@@ -243,7 +243,7 @@ def failing_raises(
 def repository_checks(state: Callable[[], TaskState]) -> list[DoneCheck]:
     """The checks that read only the repository and the task as it stands (`state()`), in order."""
     return [
-        DoneCheck("unchanged", lambda: nothing_changed(state()), code=True, unchanged=True),
+        DoneCheck("unchanged", lambda: nothing_changed(state()), code=True),
         DoneCheck("syntax", lambda: broken_python(state()), retry_cut=" ("),
         DoneCheck("empty", lambda: empty_new_file(state()), retry_cut=":"),
         DoneCheck("code", lambda: changed_code_under_test(state()), retry_cut=" ("),

@@ -65,9 +65,6 @@ from agentcli.session.done import (
     output_problems,
     repository_checks,
 )
-from agentcli.session.first_looks import (
-    task_hint,
-)
 from agentcli.session.journal import Journal, new_session_id, sessions_dir
 from agentcli.session.outputs import (
     missing_name,
@@ -288,24 +285,17 @@ class Session:
         return setup
 
     def context_text(self, task: str, setup: TaskSetup) -> str:
-        """What the model is told of the repository with the task: its overview, and a data task's hint."""
-        hint = (
-            self.policies.fired_if("data-script", task_hint(task, setup.looks))
-            if self.policies.on("data-script")
-            else ""
-        )
-        return "\n\n".join(part for part in (self.overview(task), hint) if part)
+        """What the model is told of the repository with the task: its overview."""
+        return self.overview(task)
 
     def prepared_agent(self, task: str, setup: TaskSetup) -> Agent:
         """An agent for the task, its checks on "done" set up."""
         agent = self.agent()
         agent.ctx.facts = TaskFacts(
-            setup.outputs, setup.data_start, setup.substitution, self._verifier(), takes_back=self.use_git,
-            ignored=self._ignored,
-        )  # fmt: skip
+            setup.outputs, verifier=self._verifier(), takes_back=self.use_git, ignored=self._ignored
+        )
         outputs, names, raises, looks = setup.outputs, setup.names, setup.raises, setup.looks
-        # After an objection to the file asked for, a data task's begun script is begun again.
-        asked = DoneCheck("outputs", lambda: output_problems(self.root, outputs, task), output=True, retry_cut=":")
+        asked = DoneCheck("outputs", lambda: output_problems(self.root, outputs, task), retry_cut=":")
         agent.ctx.finish_checks.insert(0, asked)
         if names:
             agent.ctx.finish_checks.insert(

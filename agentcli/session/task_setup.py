@@ -1,6 +1,6 @@
 """What a task asks, read once from its words and the repository before the first reply: the looks run
 first (the failing tests, the commands it names, the definition it names), the files it asks to be
-written, the names it introduces, the bad inputs it says must raise, and how a begun first reply starts."""
+written, the names it introduces and the bad inputs it says must raise."""
 
 from __future__ import annotations
 
@@ -18,17 +18,9 @@ from agentcli.repo.overview import list_files
 from agentcli.repo.repomap import MAX_FILE_BYTES
 from agentcli.sandbox.base import Sandbox
 from agentcli.session.checks import failing_tests, test_command
-from agentcli.session.data_script import script_start
 from agentcli.session.definitions import named_as_code, named_definitions
 from agentcli.session.done import TreeKept
-from agentcli.session.first_looks import (
-    TESTS,
-    concerns_failures,
-    first_looks,
-    replaced_text,
-    search_look,
-    substitution_start,
-)
+from agentcli.session.first_looks import TESTS, concerns_failures, first_looks
 from agentcli.session.outputs import introduced_names, is_program, named_outputs
 from agentcli.session.raise_examples import RaiseExamples, find_raise_examples
 
@@ -42,8 +34,6 @@ class TaskSetup:
 
     looks: list[str]
     outputs: list[str]  # the files the task asks to be written
-    data_start: str
-    substitution: str
     names: list[str]
     raises: list[RaiseExamples]
     # How the tests failed before the task, where it does not speak of failures (not held against it).
@@ -56,13 +46,9 @@ def read_task(task: str, root: Path, sandbox: Sandbox | None, policies: Policies
     texts = repository_texts(root, files)
     looks, failing_before = _first_looks(task, files, texts, sandbox, policies, tree_kept)
     outputs = named_outputs(task, files, _code_text(texts))
-    data_start = (script_start(task, files, outputs, looks) or "") if policies.on("data-script") else ""
-    substitution = substitution_start(task) if policies.on("substitution") else ""
     return TaskSetup(
         looks=looks,
         outputs=outputs,
-        data_start=policies.fired_if("data-script", data_start),
-        substitution=policies.fired_if("substitution", substitution),
         names=introduced_names(task, "\n".join(texts.values())),
         raises=find_raise_examples(task, _python_sources(texts)),
         failing_before=failing_before,
@@ -77,8 +63,7 @@ def _first_looks(
     a small model runs them again and again instead of changing anything, so they are shown only when
     they fail, and only to a task that speaks of tests or failures: one that does not (count the TODO
     comments) is not about them, and a small model shown them sets out to fix them. Their failures then
-    are not held against it. A task that renames or replaces a text everywhere is shown every line that
-    holds it."""
+    are not held against it."""
     looks = first_looks(task, files) if policies.on("first-looks") else []
     command = test_command(files)
     failing_before = None
@@ -93,10 +78,6 @@ def _first_looks(
             looks = [] if passing else looks
     if looks:
         policies.fired("first-looks")
-    replaced = replaced_text(task) if policies.on("substitution") else None
-    if replaced is not None and replaced in "\n".join(texts.values()):
-        looks.append(search_look(replaced))
-        policies.fired("substitution")
     if (
         not looks
         and policies.on("named-code")

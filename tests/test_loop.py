@@ -1019,25 +1019,6 @@ def test_an_echo_of_test_code_goes_to_the_test_file_the_task_asks_for(host, tmp_
     assert "Your echo of Python code was taken as a block for tests/test_stats.py" in observation
 
 
-def test_a_failing_expectation_in_a_test_the_task_asks_for_is_offered_the_value_the_code_gives(host, tmp_path: Path):
-    # write-missing-test: `assert word_frequencies("the cat and the hat") == {'the': 2, 'and': 1}`, from memory.
-    (tmp_path / "stats.py").write_text(
-        "def counts(text):\n    return {w: text.split().count(w) for w in text.split()}\n"
-    )
-    test = 'from stats import counts\n\n\ndef test_counts():\n    assert counts("a b a") == {"a": 2}\n'
-    replies = [f"tests/test_stats.py\n```python\n{test}```", "```bash\npython3 -m pytest -q tests\n```", "DONE: x"]
-    model = ScriptedModel(replies)
-    agent = Agent(model, host, EventBus())
-    agent.ctx.facts.asked_files = ["tests/test_stats.py"]
-    agent.run("Write pytest tests for counts in tests/test_stats.py")
-    observation = model.calls[2][-1]["content"]
-    assert "`counts(\"a b a\")` gives `{'a': 2, 'b': 1}` with the code as it is." in observation
-    test_with_value = "def test_counts():\n    assert counts(\"a b a\") == {'a': 2, 'b': 1}\n"
-    offered = f"tests/test_stats.py\n```python\n{test_with_value}```"
-    assert offered in observation
-    assert "defined in stats.py" not in observation  # not sent to "fix" the code under test
-
-
 def test_a_failing_test_in_a_task_that_writes_none_still_points_to_the_code(host, tmp_path: Path):
     (tmp_path / "stats.py").write_text("def double(x):\n    return x + 1\n")
     (tmp_path / "test_stats.py").write_text(

@@ -5,8 +5,6 @@ import pytest
 from agentcli.session.outputs import (
     copied_input,
     dropped_key,
-    introduced_names,
-    missing_name,
     named_outputs,
     output_problem,
 )
@@ -99,24 +97,6 @@ def test_what_the_task_says_of_its_one_result_holds():
     assert output_problem("tools/count.sh", '#!/bin/bash\nwc -l < "$1"\n', script) is None
 
 
-def test_names_the_task_introduces_are_its_new_one_word_forms_and_prose_flags():
-    task = (
-        "Add a `--shout` flag and a --quiet one, a `timeout` setting added as `?connect_timeout=<timeout>`, "
-        "keep the `port` key; `python3 greet.py Ada --shout` prints `HELLO`; run `./count.py`; write `out.txt`."
-    )
-    names = introduced_names(task, "port = 5432\n")
-    assert names == {
-        "shout": "--shout",
-        "timeout": "timeout",
-        "connect_timeout": "?connect_timeout=<timeout>",
-        "quiet": "--quiet",
-    }
-    assert missing_name(names, "--shout --quiet timeout connect_timeout") is None
-    problem = missing_name(names, "--shout timeout connect_timeout")
-    assert problem is not None
-    assert problem.startswith("`quiet` (of `--quiet`), which the task introduces, is in no file")
-
-
 def test_an_asked_file_that_is_a_copy_of_the_task_s_input_is_objected_to():
     task = "Write config/merged.json: start from config/defaults.json and apply config/local.json on top."
     files = {"config/defaults.json": '{"a": 1}\n', "config/local.json": '{"a": 2}\n'}
@@ -127,25 +107,6 @@ def test_an_asked_file_that_is_a_copy_of_the_task_s_input_is_objected_to():
     )
     assert copied_input("config/merged.json", '{"a": 2, "b": 1}\n', task, files.get) is None
     assert copied_input("backup.json", '{"a": 1}\n', "Copy config/defaults.json to backup.json", files.get) is None
-
-
-def test_a_default_value_the_task_gives_is_a_name_it_introduces_unless_a_file_holds_it():
-    task = "Add a `timeout` setting (in seconds, default 30), and keep 8000 as the default port."
-    names = introduced_names(task, "PORT = 8000\nPOOL = 300\n")
-    assert names == {"timeout": "timeout", "timeout=30": "default 30"}
-    # add-config-key: `settings.get("timeout", 30)` in dsn() is no setting with a default
-    assert missing_name(names, 'url += settings.get("timeout", 30)') == (
-        'The task gives `timeout` the default 30, but no file defines it so (`timeout = 30` or `"timeout": 30`, '
-        "beside the others like it): the change the task asks for is not made. Change the code where it belongs: "
-        "write the file's path on a line, then a fenced block with its new content (for Python, the complete "
-        "functions you change)."
-    )
-    assert missing_name(names, '"timeout": 30,') is None
-    assert missing_name(names, 'TIMEOUT = 30\nsettings["timeout"]') is None
-    # a default of nothing the task names is a value some file must hold
-    names = introduced_names("The port defaults to `8080`.", "port = 80")
-    assert names == {"8080": "default 8080"}
-    assert (missing_name(names, "port = 80") or "").startswith("The default 8080, which the task gives, is in no file")
 
 
 def test_csv_rows_the_task_says_are_sorted_must_be_sorted_by_the_column_it_names():

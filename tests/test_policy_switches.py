@@ -118,21 +118,6 @@ SCENARIOS = [
         {"x.py": "def f():\n    return 1 / 0\n\n\nf()\n"},
         continues=True,
     ),
-    Scenario(
-        "expectation",
-        "Write tests for double in calc.py.",
-        [bash("python3 -m pytest -q test_calc.py"), "DONE"],
-        {
-            "calc.py": "def double(x):\n    return x + x\n",
-            "test_calc.py": "from calc import double\n\n\ndef test_double():\n    assert double(2) == 5\n",
-        },
-    ),
-    Scenario(
-        "printed-output",
-        "write the totals to totals.json",
-        [bash("""echo '{"a": 1}'"""), "DONE"],
-        asked=["totals.json"],
-    ),
 ]
 
 
@@ -186,13 +171,11 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "described-edits": lambda: (root / "greet.py").read_text() == "print('bonjour')\n",
         "step-done": lambda: "ends the whole task, not one step of it" in told,
         "asked-script": lambda: (root / "count.sh").is_file(),
-        "printed-output": lambda: "To write it there" in shown,
         "server-stop": lambda: "serve.py is a server" in shown,
         "offline-install": lambda: "There is no network here" in shown,
         "begun-replies": lambda: any(
             isinstance(e, Notice) and "the reply begins with a change" in e.message for e in events
         ),
-        "expectation": lambda: "`double(2)` gives `4`" in shown,
     }
     return checks[scenario.policy]()
 
@@ -214,20 +197,7 @@ def fired(events: list[dict], policy: str) -> bool:
 # The session's checks on done, through `agentcli solve` with a scripted model that says DONE too soon.
 SESSION_SCENARIOS = [
     ("outputs", "Write the number of lines of data.txt to count.txt.", {"data.txt": "a\nb\n"}, "echo 2"),
-    (
-        "commit",
-        "Fix the greeting in greet.py and commit the fix.",
-        {"greet.py": "print('helo')\n"},
-        "sed -i 's/helo/hello/' greet.py",
-    ),
     ("looks", "`python3 app.py` crashes; make it print ok.", {"app.py": "raise SystemExit('boom')\n"}, "echo looked"),
-    (
-        "raises",
-        "Make parse_port in ports.py raise ValueError for bad ports, e.g. 0 or 70000.",
-        {"ports.py": "def parse_port(value):\n    return int(value)\n"},
-        "echo '# checked' >> ports.py",
-    ),
-    ("names", "Add a `--shout` flag to greet.py.", {"greet.py": "print('hello')\n"}, "echo '# todo' >> greet.py"),
     ("unchanged", "Make greet.py greet in French.", {"greet.py": "print('hello')\n"}, "cat greet.py"),
     (
         "syntax",
@@ -242,13 +212,6 @@ SESSION_SCENARIOS = [
         "Make double in calc.py work.",
         {"calc.py": 'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return x\n'},
         "echo '# looked' >> calc.py",
-    ),
-    (
-        "code",
-        "Write tests for double in calc.py.",
-        {"calc.py": "def double(x):\n    return 2 * x\n"},
-        "sed -i 's/2 \\* x/x + x/' calc.py && "
-        "printf 'from calc import double\\n\\ndef test_double():\\n    assert double(2) == 4\\n' > test_calc.py",
     ),
 ]
 
@@ -297,13 +260,14 @@ def test_retries_only_when_on(on, tmp_path, write_replies):
 
 @pytest.mark.parametrize("on", [True, False])
 def test_a_doubt_of_a_wording_check_retries_only_when_on(on, tmp_path, write_replies):
-    repo = committed_repo(tmp_path / "repo", {"greet.py": "print('helo')\n"})
-    fix = bash("sed -i 's/helo/hello/' greet.py && cat greet.py")
-    replies = [fix, "DONE: fixed", "DONE: fixed.", fix, "DONE", "DONE."]
+    repo = committed_repo(tmp_path / "repo", {"data.txt": "a\nb\n"})
+    look = bash("wc -l data.txt | tee lines.txt")
+    replies = [look, "DONE: 2 lines", "DONE: 2 lines.", look, "DONE", "DONE."]
     switches = [] if on else ["--policy", "task-doubt-retries=off"]
-    events = _solve_events(repo, "Fix the greeting in greet.py and commit the fix.", replies, write_replies, *switches)
+    task = "Write the number of lines of data.txt to count.txt."
+    events = _solve_events(repo, task, replies, write_replies, *switches)
     notices = [e["message"] for e in events if e["type"] == "notice"]
-    assert any("finished while the task asks for a commit" in n for n in notices) == on, notices
+    assert any("finished while count.txt, which the task names, does not exist" in n for n in notices) == on, notices
     assert fired(events, "task-doubt-retries") == on
 
 

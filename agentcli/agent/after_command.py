@@ -17,7 +17,6 @@ from agentcli.agent.guards import already_done
 from agentcli.agent.observation import finished_event, format_observation
 from agentcli.agent.outcome import Stop
 from agentcli.agent.parsing import ParsedReply
-from agentcli.agent.printed import printed_not_written
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.tracebacks import is_test_file
@@ -113,15 +112,6 @@ def _lossy_overwrites(run: RunContext, ran: Ran) -> list[str]:
     return run.guards.undo_lossy_overwrites(ran.command, ran.overwritten)
 
 
-def _printed_output(run: RunContext, ran: Ran) -> list[str]:
-    obs = _obs(ran)
-    if not obs.ok or ran.parsed.file_write is not None or not run.policies.on("printed-output"):
-        return []
-    printed = printed_not_written(ran.command, obs.output, run.facts.asked_files, run.repo.read)
-    run.policies.fired_if("printed-output", printed)
-    return [printed] if printed else []
-
-
 def _one_line_python(run: RunContext, ran: Ran) -> list[str]:
     obs = _obs(ran)
     failed = not obs.ok and _ONE_LINE_PYTHON.search(ran.command) and "SyntaxError" in obs.output
@@ -162,7 +152,6 @@ def shown_output(run: RunContext, ran: Ran, step: int) -> tuple[Observation, lis
 AFTER: tuple[Callable[[RunContext, Ran], list[str]], ...] = (
     _sed_report,
     _lossy_overwrites,
-    _printed_output,
     _one_line_python,
     _failure_advice,
     _failure_focus,

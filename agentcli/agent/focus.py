@@ -6,30 +6,21 @@ the test, and the function its failing line calls is the code to look at.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from agentcli.agent.expected import compared_call, expectation_note, only_tests
 from agentcli.agent.repo_view import RepoView
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.tracebacks import called_names, excerpt, failure_location, is_test_file, numbered
 from agentcli.prompts import render
 from agentcli.sandbox.base import Observation
 
-# What to show for a failing line of a test (its path, text and line), before anything else; None: nothing.
-Offer = Callable[[str, str, int], str | None]
 
-
-def failure_focus(repo: RepoView, output: str, offer: Offer) -> tuple[str, int, str] | None:
+def failure_focus(repo: RepoView, output: str) -> tuple[str, int, str] | None:
     """The repository code a failure in `output` points to: (path, line, the lines shown to the model),
-    or None. `offer` may answer a failing test line first (the expectation policy)."""
+    or None."""
     location = failure_location(output, repo.sandbox.workdir, lambda path: repo.read(path) is not None)
     if location is None:
         return None
     path, line = location
     text = repo.read(path) or ""
-    offered = offer(path, text, line) if is_test_file(path) else None
-    if offered is not None:
-        return path, line, offered
     if is_test_file(path):
         lines = text.splitlines()
         for name in called_names(lines[line - 1] if 0 < line <= len(lines) else ""):
@@ -47,17 +38,4 @@ def run_focus(run: RunContext, obs: Observation) -> tuple[str, int, str] | None:
     """Where a failed command's failure points in the repository's code (policy `failure-focus`), or None."""
     if obs.ok or not run.policies.on("failure-focus"):
         return None
-
-    def expectation(path: str, test_text: str, line: int) -> str | None:
-        """For a failing `assert CALL == VALUE` in a test the task asks for: the value CALL gives."""
-        if (
-            not run.policies.on("expectation")
-            or not only_tests(run.state.task, run.facts.asked_files)
-            or (compared := compared_call(test_text, line)) is None
-        ):
-            return None
-        with run.tree_kept():
-            ran = run.repo.run_at_root(compared.command, timeout=10)
-        return run.policies.fired_if("expectation", expectation_note(path, compared, ran.output) if ran.ok else None)
-
-    return run.policies.fired_if("failure-focus", failure_focus(run.repo, obs.output, expectation))
+    return run.policies.fired_if("failure-focus", failure_focus(run.repo, obs.output))

@@ -94,11 +94,16 @@ class Placer:
             return  # beside a command, code no file defines is an illustration, not a script to run
         # "Write a script tools/count.py that ...": its first ```python block is that script (one with an
         # interpreter line always is), not code to run once. A later one may be a check of it: it runs.
-        script = self.asked_file(SCRIPT_SUFFIXES["python"], new_only=not block.startswith("#!"))
+        script = (
+            self.asked_file(SCRIPT_SUFFIXES["python"], new_only=not block.startswith("#!"))
+            if self.policies.on("asked-script")
+            else None
+        )
         if script is not None:
             parsed.file_write = script, block
             parsed.error = None
             parsed.notes.append(asked_script_note("Your ```python block", script))
+            self.policies.fired("asked-script")
             return
         if parse(block) is None and _SHELL_COMMAND.match(block.lstrip()):
             # ```python around `python -c '...'` or `cat data.json`: the command, not a script.

@@ -40,11 +40,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("staged", "DONE with changes staged and not committed."),
     Policy("outputs", "DONE while a file the task asks for is missing or not of its kind.", reads_task=True),
     Policy("unrun", "DONE while a script the task asks for has not run since it changed.", reads_task=True),
-    Policy("names", "DONE while a name the task introduces appears nowhere in the repository.", reads_task=True),
-    Policy("raises", "DONE while bad input the task says must raise does not.", reads_task=True),
     Policy("looks", "DONE while a command the task names fails or prints other than the task says.", reads_task=True),
-    Policy("code", "DONE when a task asking only for tests changed the code under test.", reads_task=True),
-    Policy("commit", "DONE without a commit, or with changes left out of it, when the task asks for one.", True),
     Policy("echoed-done", "A DONE that only copies agentcli's words is no claim; three in a row end the attempt."),
     Policy("step-done", "A DONE that reports one step of the plan is told the task goes on."),
     # Before the first reply.
@@ -52,7 +48,6 @@ CATALOG: tuple[Policy, ...] = (
     Policy("named-code", "The function or short file the task names is shown before the first reply.", True),
     # Around the model's commands.
     Policy("asked-script", "A script block with no path is written to the script the task asks for.", True),
-    Policy("printed-output", "Output printed instead of written to the file the task asks for is pointed out.", True),
     Policy("lossy-overwrite", "A `>` that lost a file's content is undone."),
     Policy("duplicate-setting", "A `>>` that sets a key a second time in the same section is undone."),
     Policy("broken-append", "A `>>` that leaves a Python file unparsable is undone."),
@@ -67,7 +62,6 @@ CATALOG: tuple[Policy, ...] = (
     Policy("echo-as-block", "Code echoed into a file, or sent with no path, is taken as a file write."),
     Policy("described-edits", "A replacement the reply only describes (in prose) is carried out."),
     Policy("begun-replies", "The next reply is begun (the change at a shown definition, a bash block) after a hint."),
-    Policy("expectation", "A failing assert in tests the task asks for is offered the value the code gives.", True),
     Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
     Policy("select", "At a step that changes code, the tests choose between candidate replies (--candidates K)."),
     Policy("reply-grammar", "A model that decodes under a grammar writes prose, then one block or DONE, nothing else."),

@@ -1,13 +1,12 @@
-"""Checks a "done" must pass that look at the repository: what the task changed, left broken, empty,
-staged or uncommitted, and whether the tests, the docstring examples, the commands the task names and
-the bad inputs it says must raise still fail. Each is a policy (`agentcli policies`); each returns the
+"""Checks a "done" must pass that look at the repository: what the task changed, left broken, empty
+or staged and uncommitted, and whether the tests, the docstring examples and the commands the task
+names still fail. Each is a policy (`agentcli policies`); each returns the
 objection the model is sent, or None.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 import stat
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -16,7 +15,6 @@ from pathlib import Path
 
 from agentcli import untrusted
 from agentcli.agent.done_checks import DoneCheck
-from agentcli.agent.expected import only_tests
 from agentcli.agent.first_look import FIRST_LOOK_TIMEOUT
 from agentcli.agent.pysource import syntax_error
 from agentcli.agent.tracebacks import excerpt, is_test_file
@@ -34,20 +32,12 @@ from agentcli.session.checks import (
 )
 from agentcli.session.first_looks import TESTS, expected_outputs, runs_repository_program
 from agentcli.session.outputs import copied_input, dropped_key, output_problem
-from agentcli.session.raise_examples import RaiseExamples, failing_raise_examples
 
 Notify = Callable[[str], None]
 # An exit status a task asks for: "exit with status 2", "exits with code 3", "exit code 1".
 _EXIT_STATUS = re.compile(r"\bexit(?:s|ing)?(?:\s+(?:with|status|code))*\s+(?:status\s+|code\s+)?(\d{1,3})\b", re.I)
 # Puts back what the block changes in the work tree (`Session.tree_kept`).
 TreeKept = Callable[[], AbstractContextManager[list[str]]]
-# "commit the change", "and commit", "in a new commit": commit asked for, not "the last commit broke login".
-ASKS_FOR_COMMIT = re.compile(
-    r"(?:^|[.;!]\s+|\b(?:and|then|please|also|to|must|should|(?:make|create|add|in|as) (?:a|an|one|the) (?:new )?)\s*)"
-    r"commit\b(?!ted|-)(?!\s+(?:broke|introduced|added|changed|removed|made|caused|is|was|has)\b)"
-    r"(?!\s+(?:hash|hashe?s|sha|shas|message|messages|id|ids|hook|hooks|history|log|msg)\b)",
-    re.IGNORECASE,
-)
 
 
 @dataclass
@@ -112,23 +102,6 @@ def broken_python(s: TaskState) -> str | None:
     return None
 
 
-def changed_code_under_test(s: TaskState) -> str | None:
-    """An objection to "done" when a task that asks only for tests changed the Python code they
-    test (a small model "fixes" the function its own wrong expectation fails on)."""
-    if s.checkpoint is None or not only_tests(s.task, s.asked):
-        return None
-    changed = [
-        path
-        for status, path in cp.changed_paths(s.root, s.checkpoint)
-        if status == "M" and path.endswith(".py") and not is_test_file(path)
-    ]
-    if not changed:
-        return None
-    # The file as the task found it, the user's own uncommitted edits included.
-    back = " && ".join(f"git show {s.checkpoint.tree}:{shlex.quote(p)} > {shlex.quote(p)}" for p in changed)
-    return render("objections/code_under_test_changed", changed=changed, put_back=back)
-
-
 def staged_not_committed(s: TaskState) -> str | None:
     """An objection to "done" when the task staged changes and left them uncommitted: a git chore
     stopped halfway (small models take `git add` for the commit)."""
@@ -138,30 +111,6 @@ def staged_not_committed(s: TaskState) -> str | None:
     if not staged:
         return None
     return render("objections/staged_not_committed", staged=staged)
-
-
-def left_uncommitted(s: TaskState) -> str | None:
-    """An objection to "done" when the task asks for a commit and leaves files it changed, or made,
-    uncommitted (`?? debug.log` after "stop tracking it, add it to .gitignore and commit")."""
-    if s.checkpoint is None or not ASKS_FOR_COMMIT.search(s.task):
-        return None
-    own = set(s.checkpoint.exclude)
-    # A porcelain line is two status letters, a space, then the path (quoted where it has to be).
-    entries = sorted(cp.uncommitted_entries(s.root) - s.uncommitted_before)
-    left = [(entry, path) for entry in entries if (path := entry[3:].strip('"')) not in own]
-    if not left:
-        return None
-    return render("objections/left_uncommitted", entries=[entry.strip() for entry, _ in left[:5]])
-
-
-def no_commit(s: TaskState) -> str | None:
-    """An objection to "done" when the task asks for a commit and HEAD is at the commit it was at
-    (a branch made and switched to, the change never committed on it)."""
-    if s.checkpoint is None or not ASKS_FOR_COMMIT.search(s.task):
-        return None
-    if cp.moved_since(s.root, s.checkpoint):
-        return None
-    return render("objections/no_commit", changed=bool(cp.changed_paths(s.root, s.checkpoint)))
 
 
 def failing_tests_now(s: TaskState, sandbox: Sandbox | None, notify: Notify, kept: TreeKept) -> str | None:
@@ -224,30 +173,11 @@ def failing_look(
     return None
 
 
-def failing_raises(
-    sandbox: Sandbox | None, examples: list[RaiseExamples], notify: Notify, kept: TreeKept
-) -> str | None:
-    """An objection to "done" while bad input the task (or a docstring it points to) says must raise
-    an error does not raise it. What the calls change in the work tree is put back (in a git repository)."""
-    if sandbox is None:
-        return None
-    for each in examples:
-        notify(f"checking before finishing: {each.target} on the bad input {each.source} gives")
-        with kept():
-            problem = failing_raise_examples(sandbox, each)
-        if problem is not None:
-            return problem
-    return None
-
-
 def repository_checks(state: Callable[[], TaskState]) -> list[DoneCheck]:
     """The checks that read only the repository and the task as it stands (`state()`), in order."""
     return [
         DoneCheck("unchanged", lambda: nothing_changed(state()), code=True),
         DoneCheck("syntax", lambda: broken_python(state()), retry_cut=" ("),
         DoneCheck("empty", lambda: empty_new_file(state()), retry_cut=":"),
-        DoneCheck("code", lambda: changed_code_under_test(state()), retry_cut=" ("),
         DoneCheck("staged", lambda: staged_not_committed(state()), retry_cut=" ("),
-        DoneCheck("uncommitted", lambda: left_uncommitted(state()), policy="commit", retry_cut=":"),
-        DoneCheck("committed", lambda: no_commit(state()), policy="commit", retry_cut=":"),
     ]

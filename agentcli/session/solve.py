@@ -60,17 +60,13 @@ from agentcli.session.done import (
     TaskState,
     failing_examples_now,
     failing_look,
-    failing_raises,
     failing_tests_now,
     output_problems,
     repository_checks,
 )
 from agentcli.session.journal import Journal, new_session_id, sessions_dir
-from agentcli.session.outputs import (
-    missing_name,
-)
 from agentcli.session.steps import StepMarker
-from agentcli.session.task_setup import TaskSetup, read_task, repository_texts
+from agentcli.session.task_setup import TaskSetup, read_task
 from agentcli.session.tokens import TokenLog
 from agentcli.session.undo import record_ignored
 
@@ -269,10 +265,6 @@ class Session:
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)
 
-    def _repository_text(self) -> str:
-        """The text of every file of the repository, as one."""
-        return "\n".join(repository_texts(self.root).values())
-
     def attempts(self, task: str, mark: TaskMark) -> Outcome:
         """Run the task, in as many attempts as the `retries` policy allows (session/attempts.py)."""
         return run_attempts(self, task, mark)
@@ -294,22 +286,9 @@ class Session:
         agent.ctx.facts = TaskFacts(
             setup.outputs, verifier=self._verifier(), takes_back=self.use_git, ignored=self._ignored
         )
-        outputs, names, raises, looks = setup.outputs, setup.names, setup.raises, setup.looks
+        outputs, looks = setup.outputs, setup.looks
         asked = DoneCheck("outputs", lambda: output_problems(self.root, outputs, task), retry_cut=":")
         agent.ctx.finish_checks.insert(0, asked)
-        if names:
-            agent.ctx.finish_checks.insert(
-                1, DoneCheck("names", lambda: missing_name(names, self._repository_text()), retry_cut=":")
-            )
-        if raises:
-            agent.ctx.finish_checks.append(
-                DoneCheck(
-                    "raises",
-                    lambda: failing_raises(self.sandbox, raises, self.notify, self.tree_kept),
-                    code=True,
-                    retry_cut=":\n",
-                )
-            )
         advise = agent.ctx.guards.failure_advice
         agent.ctx.finish_checks.append(
             DoneCheck(

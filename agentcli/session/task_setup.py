@@ -1,6 +1,6 @@
 """What a task asks, read once from its words and the repository before the first reply: the looks run
-first (the failing tests, the commands it names, the definition it names), the files it asks to be
-written, the names it introduces and the bad inputs it says must raise."""
+first (the failing tests, the commands it names, the definition it names) and the files it asks to be
+written."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 
 from agentcli import untrusted
 from agentcli.agent.checking import SHELL_AND_PYTHON_SCRIPTS
-from agentcli.agent.expected import only_tests
 from agentcli.agent.first_look import lines_look
 from agentcli.agent.tracebacks import is_test_file
 from agentcli.policies import Policies
@@ -21,8 +20,7 @@ from agentcli.session.checks import failing_tests, test_command
 from agentcli.session.definitions import named_as_code, named_definitions
 from agentcli.session.done import TreeKept
 from agentcli.session.first_looks import TESTS, concerns_failures, first_looks
-from agentcli.session.outputs import introduced_names, is_program, named_outputs
-from agentcli.session.raise_examples import RaiseExamples, find_raise_examples
+from agentcli.session.outputs import is_program, named_outputs
 
 # The longest function or class shown before the first reply, in lines.
 MAX_SHOWN_DEFINITION_LINES = 60
@@ -34,8 +32,6 @@ class TaskSetup:
 
     looks: list[str]
     outputs: list[str]  # the files the task asks to be written
-    names: list[str]
-    raises: list[RaiseExamples]
     # How the tests failed before the task, where it does not speak of failures (not held against it).
     failing_before: str | None = None
 
@@ -49,8 +45,6 @@ def read_task(task: str, root: Path, sandbox: Sandbox | None, policies: Policies
     return TaskSetup(
         looks=looks,
         outputs=outputs,
-        names=introduced_names(task, "\n".join(texts.values())),
-        raises=find_raise_examples(task, _python_sources(texts)),
         failing_before=failing_before,
     )
 
@@ -81,7 +75,7 @@ def _first_looks(
     if (
         not looks
         and policies.on("named-code")
-        and not only_tests(task, [])  # a task asking only for tests is shown no code to change
+        and not only_tests(task)  # a task asking only for tests is shown no code to change
         and (definition := _named_definition(task, texts) or _named_source(task, texts)) is not None
     ):
         looks.append(definition)
@@ -89,11 +83,11 @@ def _first_looks(
     return looks, failing_before
 
 
-def repository_texts(root: Path, files: list[str] | None = None) -> dict[str, str]:
-    """The text of each of `files` (default: the repository's; those over the repository map's size
+def repository_texts(root: Path, files: list[str]) -> dict[str, str]:
+    """The text of each of `files` of the repository at `root` (those over the repository map's size
     limit left out)."""
     texts: dict[str, str] = {}
-    for name in list_files(root) if files is None else files:
+    for name in files:
         found = untrusted.lstat(root, name)
         if found is not None and found.st_size <= MAX_FILE_BYTES:
             text = untrusted.try_read_text(root, name)
@@ -141,3 +135,30 @@ def _named_source(task: str, texts: dict[str, str]) -> str | None:
         return None
     count = len(texts[named[0]].splitlines())
     return lines_look(named[0], 1, count) if 0 < count <= MAX_SHOWN_DEFINITION_LINES else None
+
+
+# A task that asks for tests to be written: "write tests for ...", "add a test".
+_WRITES_TESTS = re.compile(r"\b(?:write|add|create)\b[^.]*?\btests?\b", re.IGNORECASE)
+# A task's clauses: "Add caching to get_user(), and add a test for it" is two, one of them a change of code.
+_CLAUSES = re.compile(r"[.;,:!?]\s|\band\b|\bthen\b|\balso\b", re.IGNORECASE)
+# A clause that asks for something done ("fix it", "add caching"); "make sure they pass" asks for none.
+_DOES = re.compile(
+    r"^\W*(?:please\s+)?(?:add|implement|fix|change|update|refactor|rename|modify|make(?!\s+sure)|support|"
+    r"validate|handle|remove|delete|replace|move|create|write|improve|optimi[sz]e|speed|convert|introduce|"
+    r"extend|allow|raise|return|cache|log)\b",
+    re.IGNORECASE,
+)
+# A clause that speaks of a fault in the code: "there is a bug", "a fix for the crash".
+_FAULT = re.compile(r"\b(?:fix|fixes|fixed|fixing|bugs?|crash\w*|broken)\b", re.IGNORECASE)
+# A clause whose object is tests: "write tests for ...", "add a failing unit test", "cover X with tests".
+_TEST_OBJECT = re.compile(r"^\W*(?:please\s+)?\w+\s+(?:[\w-]+\s+){0,3}?tests?\b|\bwith\s+(?:\w+\s+)?tests\b", re.I)
+
+
+def only_tests(task: str) -> bool:
+    """Whether the task asks for tests and for no change to the code they test."""
+    if _WRITES_TESTS.search(task) is None:
+        return False
+    return not any(
+        (_DOES.search(clause) or _FAULT.search(clause)) and not _TEST_OBJECT.search(clause)
+        for clause in _CLAUSES.split(task)
+    )

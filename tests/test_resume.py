@@ -141,7 +141,11 @@ def test_a_finished_run_is_not_resumed(repo: Path, tmp_path: Path):
     assert "Traceback" not in done.stderr
 
 
-def test_a_run_killed_twice_resumes_twice(repo: Path, tmp_path: Path):
+@pytest.mark.parametrize("second_kill", ["command_started", "command_finished"])
+def test_a_run_killed_twice_resumes_twice(repo: Path, tmp_path: Path, second_kill: str):
+    """Killed again once step 3's command ran (sub/greeting.txt written), the work tree goes back to
+    the step's start, which git records without the then empty sub/: the shell's directory is made
+    again as its state is restored."""
     script = tmp_path / "replies.json"
     script.write_text(json.dumps(REPLIES))
     model = f"scripted:{script}"
@@ -149,7 +153,7 @@ def test_a_run_killed_twice_resumes_twice(repo: Path, tmp_path: Path):
     proc = _cli(repo, "resume", "--json", "--ci")
     assert proc.stdout is not None
     for line in proc.stdout:
-        if json.loads(line).get("type") == "command_started" and json.loads(line).get("step") == 3:
+        if json.loads(line).get("type") == second_kill and json.loads(line).get("step") == 3:
             proc.send_signal(signal.SIGKILL)
             break
     proc.communicate(timeout=60)

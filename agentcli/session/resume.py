@@ -195,9 +195,18 @@ _BASH_OWN = re.compile(
 )
 
 
+# The saved state's first line, from shell_init.sh's `__ac_save`: where the shell was.
+_SAVED_DIRECTORY = re.compile(r"^\[\[ \$PWD == .+ \]\] \|\| builtin cd -- (.+) 2>/dev/null$")
+
+
 def restorable(state: str) -> str:
-    """A saved shell state that a fresh shell can source: bash's own variables left out."""
-    return "\n".join(line for line in state.splitlines() if not _BASH_OWN.match(line))
+    """A saved shell state that a fresh shell can source: bash's own variables left out, and the
+    shell's directory made first where it is gone (a snapshot of the work tree holds no empty folder,
+    so one the shell was in when the step began is not brought back with the files)."""
+    lines = [line for line in state.splitlines() if not _BASH_OWN.match(line)]
+    if lines and (saved := _SAVED_DIRECTORY.match(lines[0])) is not None:
+        lines.insert(0, f"[ -d {saved.group(1)} ] || mkdir -p -- {saved.group(1)}")
+    return "\n".join(lines)
 
 
 def _mark(session: Session, point: ResumePoint) -> TaskMark:

@@ -10,7 +10,6 @@ from agentcli.agent.checking import (
     only_changes,
     overwrites,
     redirected_files,
-    removed_files,
     runs_script,
 )
 
@@ -59,19 +58,6 @@ def test_the_look_after_a_write_shows_the_file_written(command: str, look: str):
 
 def test_a_redirect_in_quotes_or_to_dev_null_writes_nothing():
     assert not only_changes('echo "a > b"') and not only_changes("python3 app.py > /dev/null")
-
-
-@pytest.mark.parametrize(
-    ("command", "expected"),
-    [
-        ("rm -f old.txt build/", ["old.txt", "build/"]),
-        ("git rm debug.log && git commit -m x", ["debug.log"]),
-        ("git rm --cached debug.log", []),  # stops tracking, keeps the file
-        ("ls && rm -rf dist", ["dist"]),
-    ],
-)
-def test_removed_files(command: str, expected: list[str]):
-    assert removed_files(command) == expected
 
 
 @pytest.mark.parametrize(

@@ -1155,7 +1155,7 @@ def test_an_objection_the_code_answers_begins_the_change_of_the_definition_shown
     fix = "    def __init__(self, width):\n        self.width = float(width)\n```"
     model = ScriptedModel([first, check, "DONE: checked", fix], continues_replies=True)
     agent = Agent(model, host, EventBus(), limits=RunLimits(max_steps=4))
-    agent.ctx.finish_checks = [DoneCheck("raises", lambda: "`Rectangle(width='3')` raises TypeError", code=True)]
+    agent.ctx.finish_checks = [DoneCheck("examples", lambda: "`Rectangle(width='3')` raises TypeError", code=True)]
     agent.run("Make Rectangle raise ValueError", first_looks=[look])
     head = 'geometry.py\n```python\nclass Rectangle:\n    """A rectangle."""\n\n'
     assert model.prefixes == [head, "", "", head]

@@ -104,6 +104,9 @@ def test_failing_test_then_fix_is_no_tests_only_task():
 
     assert not only_tests("Write a failing test reproducing issue 12, then fix it")
     assert only_tests("Write tests for slugify in text.py")
+    assert not only_tests("Add caching to get_user() in users.py, and add a test for it.")
+    assert not only_tests("Add input validation to the signup form so the new tests pass.")
+    assert only_tests("Add unit tests covering the edge cases of parse_price (empty string, negative numbers).")
 
 
 def test_missing_settings_file_the_program_reads_is_no_output():

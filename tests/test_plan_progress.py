@@ -43,17 +43,17 @@ def test_a_verdict_labels_itself_by_its_kind_and_what_it_is_about():
     assert Objected("x", "tests", command_ran=True).command_ran and not Refused("x").command_ran
 
 
-def test_a_check_on_done_says_when_its_objection_is_new_and_which_policy_switches_it():
+def test_a_check_on_done_says_when_its_objection_is_new():
     from agentcli.agent.done_checks import DoneCheck
 
     by_text = DoneCheck("tests", lambda: "the tests fail")
     assert by_text.key("the tests fail", 3) != by_text.key("the tests fail: 2 now", 3)
-    assert by_text.key("x", 3) == by_text.key("x", 4) and by_text.switch == "tests"
+    assert by_text.key("x", 3) == by_text.key("x", 4)
     per_command = DoneCheck("failed", lambda: None, repeat="command")
     assert per_command.key("x", 3) != per_command.key("x", 4)
     assert DoneCheck("unchecked", lambda: None, repeat="once").key("a", 1) == DoneCheck(
         "unchecked", lambda: None, repeat="once"
     ).key("b", 2)
-    commit = DoneCheck("uncommitted", lambda: None, policy="commit", retry_cut=":")
-    asked = commit.asking(lambda: "left")
-    assert commit.switch == "commit" and asked.ask() == "left" and asked.retry_cut == ":"
+    staged = DoneCheck("staged", lambda: None, retry_cut=":")
+    asked = staged.asking(lambda: "left")
+    assert asked.name == "staged" and asked.ask() == "left" and asked.retry_cut == ":"

@@ -189,6 +189,14 @@ def test_policy_acts_only_when_on(scenario: Scenario, tmp_path: Path):
     assert PolicyFired(name=scenario.policy) not in off
 
 
+@pytest.mark.parametrize("on", [True, False])
+def test_a_python_block_with_no_path_is_the_asked_script_only_when_on(on: bool, tmp_path: Path):
+    scenario = Scenario("asked-script", "write count.py", ["```python\nprint(3)\n```", "DONE"], asked=["count.py"])
+    events = run(scenario, tmp_path, on=on)
+    assert (tmp_path / ("on" if on else "off") / "count.py").is_file() == on
+    assert (PolicyFired(name="asked-script") in events) == on
+
+
 def fired(events: list[dict], policy: str) -> bool:
     """Whether a run's JSON events record `policy` firing."""
     return {"type": "policy_fired", "name": policy} in [{k: e.get(k) for k in ("type", "name")} for e in events]

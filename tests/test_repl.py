@@ -343,18 +343,18 @@ def test_commit_the_session_changes(failing_repo: Path, write_replies, start):
     assert term.wait_exit() == 0
 
 
-def test_a_task_asking_for_a_file_is_checked_for_it_in_the_session_too(failing_repo: Path, write_replies, start):
+def test_the_checks_on_done_run_in_the_session_too(failing_repo: Path, write_replies, start):
     replies = [
-        "```bash\nwc -l < calc.py\n```",
-        "DONE: counted",
-        "```bash\nwc -l < calc.py > count.txt && cat count.txt\n```",
-        "DONE: written",
+        "```bash\nsed -i 's/a - b/a + b/' calc.py && git add calc.py && python3 -m pytest -q\n```",
+        "DONE: fixed",
+        "```bash\ngit commit -qm 'Fix add' && git log --oneline -1\n```",
+        "DONE: fixed and committed",
     ]
     term = start(failing_repo, "repl", "--model", write_replies(replies), "--sandbox", "host", "--mode", "full-auto")
-    term.type("write the number of lines of calc.py to count.txt")
+    term.type("fix the failing test")
     term.expect("finished")
-    assert "objection (outputs): count.txt, which the task names, does not exist" in term.text
-    assert (failing_repo / "count.txt").read_text().strip().isdigit()
+    assert "objection (staged): Changes are staged but not committed (calc.py)" in term.text
+    assert git(failing_repo, "log", "-1", "--format=%s").strip() == "Fix add"
     term.key("\x04")
     assert term.wait_exit() == 0
 

@@ -17,6 +17,7 @@ from agentcli.sandbox.factory import docker_ready
 from agentcli.sandbox.local import bwrap_available
 from agentcli.session.journal import read_events, sessions_dir
 from agentcli.session.replay import prompts, standing
+from agentcli.session.resume import restorable
 from tests.conftest import git
 
 # A step that appends (run twice, it would show), a slow one to be killed in, state the shell keeps.
@@ -139,6 +140,17 @@ def test_a_finished_run_is_not_resumed(repo: Path, tmp_path: Path):
     done = _resume(repo)
     assert done.returncode == 2 and "finished: there is nothing to resume" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_restored_state_makes_the_shell_directory_first(tmp_path: Path):
+    """The state `__ac_save` writes, sourced by a fresh bash after the folder went: the shell ends up
+    there again (a name with a space and a newline, as `printf %q` quotes them)."""
+    folder = tmp_path / "a b" / "c\nd"
+    save = 'printf "[[ \\$PWD == %q ]] || builtin cd -- %q 2>/dev/null\\n" "$1" "$1"'
+    state = subprocess.run(["bash", "-c", save, "_", str(folder)], capture_output=True, text=True, check=True).stdout
+    restored = restorable(state + 'declare -- GREETING="hello"\n')
+    out = subprocess.run(["bash", "-c", restored + '\nprintf %s "$PWD:$GREETING"'], capture_output=True, text=True)
+    assert out.stdout == f"{folder}:hello"
 
 
 @pytest.mark.parametrize("second_kill", ["command_started", "command_finished"])

@@ -134,21 +134,6 @@ def command_lines(command: str) -> int:
     return max(1, len(without_comment_lines(command).splitlines()))
 
 
-def removed_files(command: str) -> list[str]:
-    """The paths `command` deletes from disk with `rm` or `git rm` (not `git rm --cached`)."""
-    removed = []
-    for part in simple_commands(command):
-        words = _words(part)
-        if words[:1] == ["rm"]:
-            args = words[1:]
-        elif words[:2] == ["git", "rm"] and "--cached" not in words:
-            args = words[2:]
-        else:
-            continue
-        removed += [w for w in args if not w.startswith("-")]
-    return removed
-
-
 # The suffixes of the scripts each interpreter runs.
 SCRIPT_SUFFIXES = {
     "bash": (".sh", ".bash"),

@@ -14,18 +14,13 @@ class DoneCheck:
     """A check on DONE: `ask()` gives an objection ("the tests fail: ...") or None. The same objection
     is raised once, so a model that insists can still finish."""
 
-    name: str  # what its doubts are kept under (`Outcome.doubts`)
+    name: str  # the policy that switches it (or a caller's own name); its doubts are kept under it
     ask: Callable[[], str | None]
-    policy: str = ""  # the policy that switches it, where not its name
     # When an objection is new: by its text, after each command (about the last command), or once a task.
     repeat: Literal["text", "command", "once"] = "text"
     code: bool = False  # the code answers it: after it, the change at a definition shown first is begun
     # Still standing when DONE was accepted, the attempt is worth redoing; its notice ends before this.
     retry_cut: str | None = None
-
-    @property
-    def switch(self) -> str:
-        return self.policy or self.name
 
     def key(self, problem: str, commands_run: int) -> str:
         """What makes an objection of this check new."""

@@ -70,7 +70,7 @@ class Finisher:
                 # prose; in a begun bash block, the command is what it copies.
                 run.begin_reply(render("begun/command"))
             # After a command, its observation already stands; the objection follows it.
-            raise Objected(objection, objected.switch, command_ran=parsed.finish_after_command)
+            raise Objected(objection, objected.name, command_ran=parsed.finish_after_command)
         raise Stop("finished", "the model declared the task finished", parsed.summary)
 
     def _echoed(self, summary: str) -> str | None:
@@ -97,13 +97,13 @@ class Finisher:
         ]
         doubts: dict[str, str] = {}
         for check in checks:
-            if not run.policies.applies(check.switch):
+            if not run.policies.applies(check.name):
                 continue
             problem = check.ask()
             if problem is None:
                 continue
-            if check.switch in BY_NAME:  # a caller's own check is no policy
-                run.policies.fired(check.switch)
+            if check.name in BY_NAME:  # a caller's own check is no policy
+                run.policies.fired(check.name)
             key = (check.name, check.key(problem, len(run.commands_ran)))
             if key not in state.questioned:
                 state.questioned.add(key)

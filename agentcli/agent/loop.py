@@ -87,7 +87,6 @@ class Agent:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task, then
         the results of `first_looks`: commands run before the first reply to show the current state."""
         ctx = self.ctx
-        ctx.state.task = task
         ctx.recent_outputs = RecentOutputs()
         ctx.state.shown_definition = None
         ctx.unrun = UnrunScripts(ctx.facts.asked_files, ctx.repo.read)
@@ -101,11 +100,10 @@ class Agent:
             ctx.begin_change(*ctx.state.shown_definition)
         return self._drive()
 
-    def resume(self, task: str, at: Resumed) -> Outcome:
+    def resume(self, at: Resumed) -> Outcome:
         """Go on with a run from the start of step `at.step`: the context as it sent that step's prompt,
         the counters as they were (the limits are the caller's, less what was spent)."""
         ctx = self.ctx
-        ctx.state.task = task
         ctx.context.restore(at.prompt, at.context_state, at.plan)
         ctx.outcome.resume_from(at)
         ctx.state.resume_from(at)
@@ -114,7 +112,6 @@ class Agent:
 
     def continue_with(self, task: str) -> Outcome:
         """A follow-up task in the same session: history and sandbox state are kept."""
-        self.ctx.state.task = task
         self.ctx.state.own_check = ""  # the earlier task's check says nothing of this one
         self.ctx.recent_outputs = RecentOutputs()  # what the earlier task printed may be summarised away
         self.ctx.context.add("user", render("task", task=task.strip(), context=""))

@@ -477,7 +477,7 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
     script = [b for b in blocks[: blocks.index(shell_blocks[0])] if b.body.strip()] if shell_blocks else []
     if script and all(b.language in PYTHON_LANGUAGES for b in script) and _SCRIPT_START.match(script[0].body):
         # A script (its imports first), then `cat` of what it writes to check it: the script is the
-        # action (a data task's reply is begun as one); the check comes after it has run. A function
+        # action; the check comes after it has run. A function
         # or an example before a command is not.
         blocks, shell_blocks = script, []
         reply.notes.append(render("notes/check_after_script"))
@@ -499,7 +499,7 @@ def parse_reply(text: str, *, strict: bool = False) -> ParsedReply:
             reply.code = lang, other[0].body
             if len(other) > 1 and all(b.language in PYTHON_LANGUAGES for b in other):
                 # A script written a step a block, prose between: each alone would lose what the one
-                # before it read (a data task's inputs, begun for it); together they are the script.
+                # before it read (its inputs); together they are the script.
                 reply.code = lang, "\n".join(b.body.rstrip("\n") + "\n" for b in other)
                 reply.notes.append(render("notes/python_blocks_joined"))
             reply.error = render("format_errors/code_without_file", language=lang)

@@ -29,7 +29,6 @@ class TaskFacts:
 class RunState:
     """The loop's state between steps."""
 
-    task: str = ""
     started: float = 0.0  # time.monotonic() when the run began
     first_step: int = 0  # the step the run began at (a resumed run begins later)
     format_errors: int = 0  # replies in a row with no usable action

@@ -471,12 +471,6 @@ def _make_tree(git: Git, root: Path, target: str, current: str) -> tuple[list[st
     return added, restored
 
 
-def uncommitted_entries(root: Path) -> set[str]:
-    """`git status --porcelain` lines now (`?? debug.log`, ` M app.py`): what is not committed."""
-    status = Git(root)("status", "--porcelain", "--untracked-files=all", "--ignore-submodules=all")
-    return {line for line in status.splitlines() if line.strip()}
-
-
 def ignored_entries(root: Path) -> set[str]:
     """Ignored files and directories (collapsed) present now, outside agentcli's own folder."""
     out = Git(root)("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")

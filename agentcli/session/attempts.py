@@ -56,7 +56,7 @@ def run_attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
     """
     settings, root = session.settings, session.root
     setup = session.task_setup(task)
-    context_text = session.context_text(task, setup)
+    context_text = session.overview(task)
     taken_back: list[str] = []
     deadline = time.monotonic() + settings.timeout if settings.timeout else None
     outcome = Outcome(status="failed", reason="not started")
@@ -128,7 +128,7 @@ def _retry_doubts(session: Session, agent: Agent) -> list[DoneCheck]:
     return [
         check
         for check in agent.ctx.finish_checks
-        if check.retry_cut is not None and (every or not BY_NAME[check.switch].reads_task)
+        if check.retry_cut is not None and (every or not BY_NAME[check.name].reads_task)
     ]
 
 
@@ -154,7 +154,7 @@ def _retry_reason(session: Session, outcome: Outcome, agent: Agent) -> str | Non
 
 def _fired_on_task_doubts(session: Session, doubting: list[DoneCheck]) -> None:
     """A doubt of a check that reads the task counts only while `task-doubt-retries` is on: it fired."""
-    if any(BY_NAME[check.switch].reads_task for check in doubting):
+    if any(BY_NAME[check.name].reads_task for check in doubting):
         session.policies.fired("task-doubt-retries")
 
 

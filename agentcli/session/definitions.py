@@ -12,19 +12,19 @@ Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 @dataclass(frozen=True)
 class NamedDefinition:
-    """A top-level function or class that the task names, in `path` (importable as `module`)."""
+    """A top-level function or class that the task names, in `path`."""
 
     path: str
-    module: str
     name: str
     node: Definition
 
 
-def _module_name(path: str) -> str | None:
+def _importable(path: str) -> bool:
+    """Whether the Python file at `path` is a module Python can import (not `scripts/my-tool.py`)."""
     parts = path.removesuffix(".py").split("/")
     if parts[-1] == "__init__":
         parts = parts[:-1]
-    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+    return bool(parts) and all(p.isidentifier() for p in parts)
 
 
 def _definitions(text: str) -> list[Definition]:
@@ -36,14 +36,13 @@ def _definitions(text: str) -> list[Definition]:
 
 
 def named_definitions(task: str, sources: dict[str, str]) -> list[NamedDefinition]:
-    """The top-level functions and classes of `sources` (Python files and their text) whose names are
-    words of the task."""
+    """The top-level functions and classes of `sources` (Python files and their text, modules only)
+    whose names are words of the task."""
     words = set(WORD.findall(task))
     found = []
     for path, text in sources.items():
-        module = _module_name(path)
-        if module is not None:
-            found += [NamedDefinition(path, module, n.name, n) for n in _definitions(text) if n.name in words]
+        if _importable(path):
+            found += [NamedDefinition(path, n.name, n) for n in _definitions(text) if n.name in words]
     return found
 
 

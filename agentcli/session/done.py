@@ -10,7 +10,7 @@ import re
 import stat
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli import untrusted
@@ -42,13 +42,10 @@ TreeKept = Callable[[], AbstractContextManager[list[str]]]
 
 @dataclass
 class TaskState:
-    """What the checks know of the task at hand: the repository, its state before the task, the task."""
+    """What the checks know of the task at hand: the repository and its state before the task."""
 
     root: Path
     checkpoint: cp.Checkpoint | None
-    task: str = ""
-    asked: list[str] = field(default_factory=list)  # the files the task asks to be written
-    uncommitted_before: set[str] = field(default_factory=set)  # `git status` lines at the task's start
     failing_before: str | None = None  # how the tests failed before a task that does not speak of them
 
 

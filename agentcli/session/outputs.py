@@ -1,12 +1,9 @@
-"""What a task asks to exist afterwards: the files it names, whether what was written there is of
-their kind, and the new names it introduces.
+"""What a task asks to exist afterwards: the files it names, and whether what was written there is of
+their kind.
 
 "Write the ERROR line to root_cause.txt" answered by printing the line, or "write status_counts.csv
 with a header row `status,count`" answered by `uniq -c` output: a small model says it is done either
 way. The file names a task uses tell what must exist afterwards, and a .csv or .json file must be one.
-"Add a `--shout` flag" answered by a rewrite that upper-cases every greeting, or "add it to the
-connection string as `?connect_timeout=<timeout>`" by a line appended to the end of the module: a
-name the task introduces that no file holds afterwards is a change not made.
 """
 
 from __future__ import annotations

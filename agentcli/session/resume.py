@@ -217,7 +217,7 @@ def _mark(session: Session, point: ResumePoint) -> TaskMark:
             checkpoint = cp.load_checkpoint(session.root, point.checkpoint_name)
         except (AgentcliError, OSError) as e:
             session.notify(f"the run's checkpoint is gone ({e}): the diff and undo will not cover the first go")
-    session.adopt_task(checkpoint, point.task, point.task_number)
+    session.adopt_task(checkpoint, point.task_number)
     return TaskMark(checkpoint, cp.ignored_entries(session.root) if checkpoint else set(), time.monotonic())
 
 

@@ -159,9 +159,6 @@ class Session:
         self._first_checkpoint: cp.Checkpoint | None = None
         # How the tests failed before the current task, where it does not speak of failures.
         self._failing_before: str | None = None
-        self._uncommitted_before: set[str] = set()  # `git status` lines at the task's start
-        self._task = ""
-        self._asked: list[str] = []  # the files the current task asks to be written
 
     def notify(self, message: str) -> None:
         self.events.emit(Notice(message=message))
@@ -258,9 +255,7 @@ class Session:
 
     def task_state(self) -> TaskState:
         """What the checks on "done" know of the task at hand, as it stands now."""
-        return TaskState(
-            self.root, self._checkpoint, self._task, self._asked, self._uncommitted_before, self._failing_before
-        )
+        return TaskState(self.root, self._checkpoint, self._failing_before)
 
     def overview(self, task: str) -> str:
         return repository_overview(self.root, task, self.settings)
@@ -271,14 +266,9 @@ class Session:
 
     def task_setup(self, task: str) -> TaskSetup:
         """What the task asks, read once from its words and the repository as it is now."""
-        self._task = task
         setup = read_task(task, self.root, self.sandbox, self.policies, self.tree_kept)
-        self._failing_before, self._asked = setup.failing_before, setup.outputs
+        self._failing_before = setup.failing_before
         return setup
-
-    def context_text(self, task: str, setup: TaskSetup) -> str:
-        """What the model is told of the repository with the task: its overview."""
-        return self.overview(task)
 
     def prepared_agent(self, task: str, setup: TaskSetup) -> Agent:
         """An agent for the task, its checks on "done" set up."""
@@ -339,18 +329,15 @@ class Session:
             max_steps=max(0, self.settings.max_steps - (at.step - 1)),
             timeout=max(0.001, self.settings.timeout - elapsed) if self.settings.timeout else 0.0,
         )
-        return agent.resume(task, at)
+        return agent.resume(at)
 
-    def adopt_task(self, checkpoint: cp.Checkpoint | None, task: str, number: int = 1) -> None:
+    def adopt_task(self, checkpoint: cp.Checkpoint | None, number: int = 1) -> None:
         """Take up the `number`th task of this session, which an earlier go began (a resumed run)."""
         self._tasks = number
         self._checkpoint = self._first_checkpoint = checkpoint
-        self._task = task
-        if checkpoint is not None:
-            self._uncommitted_before = cp.uncommitted_entries(self.root)
 
-    def begin_task(self, written_by_us: tuple[Path, ...] = (), *, task: str = "") -> TaskMark:
-        """Checkpoint the repository before `task` (its checks on "done" read it); the first checkpoint
+    def begin_task(self, written_by_us: tuple[Path, ...] = ()) -> TaskMark:
+        """Checkpoint the repository before a task (its checks on "done" read it); the first checkpoint
         is named after the session.
 
         Files agentcli itself writes inside the repository (its redirected output, the patch file)
@@ -358,14 +345,12 @@ class Session:
         """
         checkpoint = None
         ignored: set[str] = set()
-        self._task = task or self._task
         if self.use_git:
             self._tasks += 1
             name = self.id if self._tasks == 1 else f"{self.id}-{self._tasks}"
             exclude = tuple(sorted(inside(self.root, [*own_output_files(), *written_by_us])))
             checkpoint = cp.create_checkpoint(self.root, name, exclude)
             ignored = cp.ignored_entries(self.root)
-            self._uncommitted_before = cp.uncommitted_entries(self.root)
         self._checkpoint = checkpoint
         self._first_checkpoint = self._first_checkpoint or checkpoint
         return TaskMark(checkpoint, ignored, time.monotonic())

@@ -188,7 +188,7 @@ class Repl:
         assert session is not None and agent is not None
         if self.fresh:
             session.context.check_task(text, self.sandbox.workdir)
-        mark = session.begin_task(task=text)
+        mark = session.begin_task()
         if mark.checkpoint is not None:
             self.checkpoints.append(mark.checkpoint)
             self.start_checkpoint = self.start_checkpoint or mark.checkpoint

@@ -9,7 +9,6 @@ from agentcli.agent.checking import (
     command_lines,
     only_changes,
     overwrites,
-    redirected_files,
     runs_script,
 )
 
@@ -31,11 +30,6 @@ from agentcli.agent.checking import (
 )
 def test_overwrites(command: str, expected: list[tuple[str, str]]):
     assert overwrites(command) == expected
-
-
-def test_redirected_files_include_appends_and_the_line_that_opens_a_here_document():
-    command = "cat <<EOF > tests/test_x.py\nassert 1 > 0\nEOF\necho ok >> logs/run.txt\npython3 -m pytest"
-    assert redirected_files(command) == ["tests/test_x.py", "logs/run.txt"]
 
 
 def test_what_follows_a_here_document_still_counts():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from agentcli.agent.edits import describe_change, duplicated_setting, merge_python, new_content, write_command
+from agentcli.agent.edits import describe_change, merge_python, new_content, write_command
 from agentcli.agent.parsing import parse_reply
 
 ORIGINAL = '''"""Calc."""
@@ -127,17 +127,3 @@ def test_the_one_class_of_a_file_written_with_only_a_changed_method_is_spliced()
     merged = merge_python(original, block)
     assert merged is not None and "def area(self):" in merged and '"""A rectangle."""' in merged
     assert "        if w <= 0:\n            raise ValueError(w)\n" in merged
-
-
-def test_an_append_that_sets_a_key_again_is_found_in_settings_files_only():
-    toml = '[project]\nversion = "1.4.2"\n'
-    assert duplicated_setting("pyproject.toml", toml, toml + 'version = "1.5.0"\n') == (
-        "version",
-        2,
-        'version = "1.5.0"',
-    )
-    assert duplicated_setting("pyproject.toml", toml, toml + 'license = "MIT"\n') is None  # a new key
-    assert duplicated_setting("app/__init__.py", '__version__ = "1"\n', '__version__ = "1"\n__version__ = "2"\n')
-    assert duplicated_setting("README.md", "Version: 1\n", "Version: 1\nVersion: 2\n") is None
-    assert duplicated_setting(".env", "PORT=8000\n", "PORT=8000\nPORT=9000\n") == ("PORT", 1, "PORT=9000")
-    assert duplicated_setting("a.toml", "x = 1\n", "y = 1\n") is None  # not an append

@@ -43,19 +43,14 @@ def bash(command: str) -> str:
 SCENARIOS = [
     Scenario("failed", "make it", [bash("false"), "DONE: made"]),
     Scenario("unchecked", "make it", [bash("echo 1 > a.txt"), "DONE: made"]),
-    Scenario("plan", "make it", ["1. Make a.\n2. Make b.\n" + bash("echo a > a.txt"), "DONE: ok", "DONE: ok", "DONE"]),
     Scenario("repeat-refusal", "make it", [bash("ls missing-dir"), "Again.\n" + bash("ls missing-dir"), "DONE: no"]),
     Scenario("lossy-overwrite", "make it", [bash("echo x > notes.txt"), "DONE: ok"], {"notes.txt": "a\nb\nc\n"}),
-    Scenario(
-        "duplicate-setting", "set it", [bash("echo 'port = 9' >> app.toml"), "DONE: ok"], {"app.toml": "port = 8\n"}
-    ),
     Scenario(
         "broken-append",
         "fix it",
         [bash("echo 'def f(:' >> mod.py"), "DONE: ok"],
         {"mod.py": "def g():\n    return 1\n"},
     ),
-    Scenario("missing-folders", "write it", [bash("echo hi > out/a.txt"), "DONE: ok"]),
     Scenario("echo-as-block", "write it", [bash("echo 'import os' > m.py\necho 'print(os.sep)' >> m.py"), "DONE: ok"]),
     Scenario("resample", "make it", [bash("echo a"), bash("echo a"), "DONE: ok", "DONE: ok"]),
     Scenario(
@@ -76,12 +71,6 @@ SCENARIOS = [
     ),
     Scenario(
         "nothing-to-commit", "commit it", [bash("git commit -qm again"), "DONE: committed"], {"a.txt": "1\n"}, git=True
-    ),
-    Scenario(
-        "described-edits",
-        "greet in French",
-        ["Replace `hello` with `bonjour` in greet.py.\n" + bash("cat greet.py"), "DONE"],
-        {"greet.py": "print('hello')\n"},
     ),
     Scenario(
         "step-done",
@@ -153,12 +142,9 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
     checks: dict[str, Callable[[], bool]] = {
         "failed": lambda: "last command failed" in told,
         "unchecked": lambda: "showed nothing of the result" in told,
-        "plan": lambda: "step 2 of your plan" in told,
         "repeat-refusal": lambda: "exact command just before" in told,
         "lossy-overwrite": lambda: (root / "notes.txt").read_text() == "a\nb\nc\n",
-        "duplicate-setting": lambda: (root / "app.toml").read_text() == "port = 8\n",
         "broken-append": lambda: (root / "mod.py").read_text() == "def g():\n    return 1\n",
-        "missing-folders": lambda: (root / "out" / "a.txt").is_file(),
         "echo-as-block": lambda: "taken as a block" in notes,
         "resample": lambda: any(isinstance(e, Notice) and "asking again" in e.message for e in events),
         "echoed-done": lambda: "only repeats what agentcli told you" in told,
@@ -168,7 +154,6 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "repeat-output": lambda: "This printed exactly what it printed" in shown,
         "nothing-to-commit": lambda: "git had nothing to commit" in shown,
         "unrun": lambda: "has not run since" in told,
-        "described-edits": lambda: (root / "greet.py").read_text() == "print('bonjour')\n",
         "step-done": lambda: "ends the whole task, not one step of it" in told,
         "asked-script": lambda: (root / "count.sh").is_file(),
         "server-stop": lambda: "serve.py is a server" in shown,

@@ -1,6 +1,6 @@
-"""What the loop notes around a command the model sent: before it runs (what it will edit or overwrite,
-the replacement a reply only described, the folders a redirect needs), and after, one hook a note each,
-in the order the model reads them. Each hook asks its policy; the loop knows none of them by name."""
+"""What the loop notes after a command the model sent, one hook a note each, in the order the model
+reads them (what the command will edit or overwrite is read before it runs, for those notes). Each hook
+asks its policy; the loop knows none of them by name."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from agentcli.agent.begun import read_file
 from agentcli.agent.checking import command_lines, only_changes, runs_check
-from agentcli.agent.edit_notes import described_edits, sed_report
+from agentcli.agent.edit_notes import sed_report
 from agentcli.agent.edits import sed_targets
 from agentcli.agent.focus import run_focus
 from agentcli.agent.guards import already_done
@@ -40,17 +40,11 @@ class Ran:
     overwritten: dict[str, str] = field(default_factory=dict)  # files its `>` overwrites, as they were
 
 
-def before_command(run: RunContext, ran: Ran) -> list[str]:
-    """Read what the command is about to change, and the notes on it before it runs."""
-    command, parsed, notes = ran.command, ran.parsed, []
-    ran.edited = {path: run.repo.read(path) for path in sed_targets(command)}
+def before_command(run: RunContext, ran: Ran) -> None:
+    """Read what the command is about to change, for the notes after it."""
+    ran.edited = {path: run.repo.read(path) for path in sed_targets(ran.command)}
     # Our own write of a block was judged before; the model's `>` is judged by what it did.
-    ran.overwritten = {} if parsed.file_write is not None else run.guards.before_overwrites(command)
-    if not ran.edited and parsed.file_write is None and run.policies.on("described-edits"):
-        notes += run.policies.fired_if("described-edits", described_edits(run.repo, parsed.text))
-    if parsed.file_write is None and (made := run.guards.make_missing_folders(command)):
-        notes.append(made)
-    return notes
+    ran.overwritten = {} if ran.parsed.file_write is not None else run.guards.before_overwrites(ran.command)
 
 
 def settled(run: RunContext, command: str, obs: Observation, server: str | None) -> str | None:

@@ -95,11 +95,6 @@ def _file_redirects(part: str) -> list[tuple[str, str]]:
     return found
 
 
-def redirected_files(command: str) -> list[str]:
-    """Every file `command` writes with `>` or `>>`."""
-    return [path for part in simple_commands(command) for _, path in _file_redirects(part)]
-
-
 def overwrites(command: str) -> list[tuple[str, str]]:
     """(file, program) for each `program ... > file` in `command`; a bare `> file`, which empties the
     file on purpose, is left out."""

@@ -1,11 +1,8 @@
-"""What the model is told of its edits: what an in-place `sed` did, and replacements its reply only
-described (carried out where the text occurs in one file)."""
+"""What the model is told of its edits: what an in-place `sed` did."""
 
 from __future__ import annotations
 
-import shlex
-
-from agentcli.agent.edits import describe_change, described_replacements, literal_substitution
+from agentcli.agent.edits import describe_change, literal_substitution
 from agentcli.agent.repo_view import RepoView
 from agentcli.prompts import render
 
@@ -29,24 +26,4 @@ def sed_report(repo: RepoView, command: str, before: dict[str, str | None]) -> l
             notes.append(render("notes/sed_as_plain_text", path=path, change=change))
         else:
             notes.append(render("notes/sed_matched_nothing", path=path))
-    return notes
-
-
-def described_edits(repo: RepoView, reply: str) -> list[str]:
-    """Carry out "Replace `OLD` with `NEW`" that the reply only describes (in prose or a comment) when
-    OLD occurs in exactly one file of the repository; one note for each one done.
-
-    A small model often knows the edit, says it, and then only runs the test.
-    """
-    notes = []
-    for old, new in described_replacements(reply):
-        grep = f"grep -rlF --exclude-dir=.git --exclude-dir=.agentcli -e {shlex.quote(old)} . 2>/dev/null"
-        files = repo.listed_files(grep, hidden=True)
-        if len(files) != 1:
-            continue
-        path = files[0]
-        before = repo.read(path)
-        if before is not None and repo.replace_literally(path, before, old, new, every=True):
-            change = describe_change(path, before, repo.read(path) or "")
-            notes.append(render("notes/described_replacement", old=old, new=new, change=change))
     return notes

@@ -63,15 +63,6 @@ def new_content(path: str, original: str | None, block: str, *, partial: bool = 
     return block, render("notes/block_written", path=path, how="rewrote")
 
 
-_DESCRIBED_REPLACEMENT = re.compile(r"\b(?:replace|change)\s+`([^`\n]+)`\s+(?:with|to|by)\s+`([^`\n]*)`", re.IGNORECASE)
-
-
-def described_replacements(text: str) -> list[tuple[str, str]]:
-    """(old, new) for each "Replace `old` with `new`" (or "change `old` to `new`") in the text."""
-    pairs = [(old, new) for old, new in _DESCRIBED_REPLACEMENT.findall(text) if old.strip() and old != new]
-    return list(dict.fromkeys(pairs))
-
-
 def replaces_with_fragment(original: str, content: str) -> bool:
     """Whether writing `content` over `original` replaces most of a file by a few of its lines: a block
     quoted from the file (a small model shows "line 15" under the file's name), not its new content."""
@@ -101,37 +92,6 @@ def overwrite_loss(original: str, content: str, program: str) -> str | None:
     ):
         before, after = len(original.splitlines()), len(content.splitlines())
         return render("notes/overwrite_loss", emptied=False, lines_before=before, lines_after=after)
-    return None
-
-
-# A setting on a line of its own: `version = "1.4.2"`, `__version__ = "1.4.2"`, `port: 8000`, `PORT=8000`.
-_SETTING = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)\s*[=:]\s*\S")
-_SECTION = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*$")
-# Files whose `key = value` lines are settings read once each (not prose, where "Note: ..." is no key).
-_SETTINGS_FILES = re.compile(r"(?:\.(?:toml|ini|cfg|conf|ya?ml|env|properties|py)|(?:^|/)\.env[\w.-]*)$")
-
-
-def duplicated_setting(path: str, original: str, content: str) -> tuple[str, int, str] | None:
-    """(key, its line in `original`, the line added) when an append to a settings file added a line
-    for a key the file already sets: `echo 'version = "1.5.0"' >> pyproject.toml` where the file has
-    `version = "1.4.2"` (small models append where they mean to replace). None otherwise."""
-    if not _SETTINGS_FILES.search(path) or not content.startswith(original):
-        return None
-    # A key is set twice only within one `[section]`: `line-length` under [tool.black] and [tool.ruff] are two.
-    existing: dict[tuple[str, str, str], int] = {}
-    section = ""
-    for number, line in enumerate(original.splitlines(), 1):
-        if header := _SECTION.match(line):
-            section = header.group(1)
-        elif match := _SETTING.match(line):
-            existing.setdefault((section, match.group(1), match.group(2)), number)
-    for line in content[len(original) :].splitlines():
-        if header := _SECTION.match(line):
-            section = header.group(1)
-            continue
-        match = _SETTING.match(line)
-        if match and (key := (section, match.group(1), match.group(2))) in existing:
-            return match.group(2), existing[key], line
     return None
 
 

@@ -1,7 +1,7 @@
 """Whether the model's DONE is accepted: the loop's own checks (nothing ran, a DONE that copies our
-words or reports one step, the last command failed, a change not looked at, a script not run, the plan
-unfinished), then the session's (`DoneCheck`s), each objection raised once. Where the backend continues
-replies, the reply after an objection is begun where the work goes on."""
+words or reports one step, the last command failed, a change not looked at, a script not run), then
+the session's (`DoneCheck`s), each objection raised once. Where the backend continues replies, the
+reply after an objection is begun where the work goes on."""
 
 from __future__ import annotations
 
@@ -92,7 +92,6 @@ class Finisher:
             # Raised once, whatever its text holds (it shows the changed file).
             DoneCheck("unchecked", self._unchecked_change, repeat="once"),
             DoneCheck("unrun", run.unrun.objection),
-            DoneCheck("plan", lambda: run.progress().unfinished()),
             *run.finish_checks,
         ]
         doubts: dict[str, str] = {}

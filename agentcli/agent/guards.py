@@ -1,10 +1,9 @@
-"""Guards around the model's own shell commands: what must not run, what a command needs made first,
-what it lost that comes back, failures that are none, and the way past failures small models are stuck at.
+"""Guards around the model's own shell commands: what must not run, what it lost that comes back,
+failures that are none, and the way past failures small models are stuck at.
 
-Small models redirect into folders that do not exist, write `>` for
-`>>` and `>>` for a change of a setting, filter a file into itself, take git's "nothing to commit"
-for a failure to fix, and try to install packages again and again where there is no network. Each
-guard says what it did, so the model learns the better way from its own command.
+Small models write `>` for `>>`, append a line that breaks a Python file, filter a file into itself,
+take git's "nothing to commit" for a failure to fix, and try to install packages again and again where
+there is no network. Each guard says what it did, so the model learns the better way from its own command.
 """
 
 from __future__ import annotations
@@ -13,8 +12,8 @@ import re
 import shlex
 from collections.abc import Callable
 
-from agentcli.agent.checking import appended_files, overwrites, redirected_files, simple_commands
-from agentcli.agent.edits import duplicated_setting, overwrite_loss
+from agentcli.agent.checking import appended_files, overwrites, simple_commands
+from agentcli.agent.edits import overwrite_loss
 from agentcli.agent.pysource import syntax_error
 from agentcli.policies import Policies
 from agentcli.prompts import render
@@ -113,25 +112,6 @@ class CommandGuards:
         # What is missing, not the commands that add it: those would be the task's solution.
         return render("notes/script_cannot_run", path=path, not_executable=bool(denied), interpreter_line=lacks_line)
 
-    def make_missing_folders(self, command: str) -> str | None:
-        """Make the folders of the repository that `command` redirects into and lacks (unless it makes
-        folders itself); a note naming them, or None. `cat > tests/test_x.py` fails without tests/, and
-        small models then resend it unchanged. It runs in the model's shell, where its paths point."""
-        if re.search(r"\bmkdir\b", command) or not self.policies.on("missing-folders"):
-            return None
-        parents = {
-            path.rsplit("/", 1)[0]
-            for path in redirected_files(command)
-            if "/" in path and not path.startswith(("/", "~", "$")) and ".." not in path.split("/")
-        }
-        if not parents:
-            return None
-        folders = " ".join(shlex.quote(p) for p in sorted(parents))
-        make = '[ -d "$__ac_d" ] || { mkdir -p -- "$__ac_d" && echo "$__ac_d"; }'
-        listing = self.sandbox.run(f"for __ac_d in {folders}; do {make}; done").output.splitlines()
-        made = [folder for folder in listing if folder in parents]
-        return render("notes/folder_made", folders=made) if self.policies.fired_if("missing-folders", made) else None
-
     def before_overwrites(self, command: str) -> Overwritten:
         """What each file `command` writes over with `>`, or adds to with `>>`, holds now, for
         `undo_lossy_overwrites`."""
@@ -147,11 +127,7 @@ class CommandGuards:
             if old is None or new is None:
                 continue
             if program == ">>":
-                if self.policies.on("duplicate-setting") and (duplicate := duplicated_setting(path, old, new)):
-                    self.sandbox.write_file(path, old)
-                    notes.append(_duplicate_note(path, *duplicate))
-                    self.policies.fired("duplicate-setting")
-                elif self.policies.on("broken-append") and (broken := _broken_by_append(path, old, new)):
+                if self.policies.on("broken-append") and (broken := _broken_by_append(path, old, new)):
                     self.sandbox.write_file(path, old)
                     notes.append(broken)
                     self.policies.fired("broken-append")
@@ -194,13 +170,6 @@ def already_done(command: str, obs: Observation) -> str | None:
 _READ_BY_SHELL = re.compile(r"^((?:\./)?[\w./-]+\.py): line \d+: (?:import|from): command not found$", re.MULTILINE)
 _NOT_EXECUTABLE = re.compile(r"^(?:bash: )?(?:line \d+: )?((?:\./)?[\w./-]+): Permission denied$", re.MULTILINE)
 INTERPRETER_LINES = {".py": "#!/usr/bin/env python3", ".sh": "#!/usr/bin/env bash", ".bash": "#!/usr/bin/env bash"}
-
-
-def _duplicate_note(path: str, key: str, line: int, added: str) -> str:
-    """What an append that set `key` a second time did, and the `sed` that changes the line instead."""
-    replacement = re.sub(r"([\\&|])", r"\\\1", added)
-    edit = f"sed -i {shlex.quote(f'{line}s|.*|{replacement}|')} {shlex.quote(path)}"  # that line only
-    return render("notes/duplicate_setting", path=path, added=added.strip(), key=key, line=line, edit=edit)
 
 
 def _line_placement(path: str, written: str) -> dict[str, str | None]:

@@ -168,7 +168,7 @@ class Agent:
                 return
             command, notes = approved[0], [*notes, *approved[1]]
         ran = Ran(parsed, command)
-        notes = [*notes, *before_command(ctx, ran)]
+        before_command(ctx, ran)
         ctx.events.emit(CommandStarted(step=step, command=command, notes=notes))
         server = ctx.guards.server(command)
         timeout = min(SERVER_SECONDS, self.ctx.command_timeout()) if server else self.ctx.command_timeout()

@@ -2,8 +2,7 @@
 
 A step counts as done at one successful command (a step that only looks, such as running the tests,
 counts even when its command fails). Small models told only "continue" start their plan over, or
-declare it done after its first step: the step due is named after each observation, in reminders, and
-in the objection to a DONE before the plan's end.
+declare it done after its first step: the step due is named after each observation and in reminders.
 """
 
 from __future__ import annotations
@@ -47,8 +46,3 @@ class PlanProgress:
         its reply, and a step is worth copying); "" past the plan's end."""
         due = self.due()
         return "" if due is None else render("nudges/next_step", number=due[0], due=due[1])
-
-    def unfinished(self) -> str | None:
-        """The objection to a DONE while a step has had no successful command, or None."""
-        due = self.due()
-        return None if due is None else render("objections/plan_step_undone", number=due[0], due=due[1])

@@ -31,7 +31,6 @@ CATALOG: tuple[Policy, ...] = (
     # Checks on "done" (an objection sends the model back to work; each is raised once).
     Policy("failed", "DONE right after a failing command is objected to."),
     Policy("unchecked", "DONE right after a command that changed files unseen: the change is shown first."),
-    Policy("plan", "DONE while a step of the model's own plan has had no successful command."),
     Policy("unchanged", "DONE when the task has changed no file and made no commit."),
     Policy("syntax", "DONE while a Python file the task changed no longer parses."),
     Policy("empty", "DONE while a file the task created is empty."),
@@ -49,9 +48,7 @@ CATALOG: tuple[Policy, ...] = (
     # Around the model's commands.
     Policy("asked-script", "A script block with no path is written to the script the task asks for.", True),
     Policy("lossy-overwrite", "A `>` that lost a file's content is undone."),
-    Policy("duplicate-setting", "A `>>` that sets a key a second time in the same section is undone."),
     Policy("broken-append", "A `>>` that leaves a Python file unparsable is undone."),
-    Policy("missing-folders", "Folders a redirect needs are made."),
     Policy("server-stop", "A server run in the foreground is stopped after a few seconds, as no failure."),
     Policy("offline-install", "After an install found no network, installs are refused."),
     Policy("failure-advice", "The exact way past a script that may not run, or echo quotes that do not close."),
@@ -60,7 +57,6 @@ CATALOG: tuple[Policy, ...] = (
     Policy("failure-focus", "A failure's traceback is shown at the repository's code, and the fix begun there."),
     Policy("repeat-output", "Output already shown is not shown again in full."),
     Policy("echo-as-block", "Code echoed into a file, or sent with no path, is taken as a file write."),
-    Policy("described-edits", "A replacement the reply only describes (in prose) is carried out."),
     Policy("begun-replies", "The next reply is begun (the change at a shown definition, a bash block) after a hint."),
     Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
     Policy("select", "At a step that changes code, the tests choose between candidate replies (--candidates K)."),

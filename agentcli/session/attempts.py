@@ -147,8 +147,8 @@ def _retry_reason(session: Session, outcome: Outcome, agent: Agent) -> str | Non
         if check.name in outcome.doubts and check.retry_cut is not None:
             _fired_on_task_doubts(session, [check])
             doubt = outcome.doubts[check.name].split(check.retry_cut, 1)[0]
-            # "The task asks ...", "Changes are staged ...": a sentence's first word, inside ours.
-            return "finished while " + re.sub(r"^(?:The|Changes) ", lambda m: m.group(0).lower(), doubt)
+            # "Changes are staged ...": the sentence's first word, inside ours.
+            return "finished while " + re.sub(r"^Changes ", "changes ", doubt)
     return None
 
 

@@ -385,3 +385,36 @@ def test_a_nested_repository_the_run_made_runs_nothing_in_agentclis_git(repo: Pa
     assert any("nested git repositories (sub)" in e.get("message", "") for e in events)
     assert agentcli("undo", cwd=repo).returncode == 0
     assert not (repo / "sub").exists()
+
+
+# Swaps app.py's blob in the index back to the committed one while keeping the stat data `git add`
+# recorded for the changed file, then fixes the index's checksum: git would call app.py unchanged.
+FORGE_INDEX = """python3 - <<'PY'
+import hashlib, subprocess
+run = lambda *a: subprocess.run(a, capture_output=True, text=True, check=True).stdout.strip()
+committed = bytes.fromhex(run("git", "rev-parse", "HEAD:app.py"))
+run("touch", "-d", "2001-01-01", "app.py")
+run("git", "add", "app.py")
+changed = bytes.fromhex(run("git", "rev-parse", ":app.py"))
+data = open(".git/index", "rb").read()[:-20].replace(changed, committed)
+open(".git/index", "wb").write(data + hashlib.sha1(data).digest())
+PY"""
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_changes_hidden_from_git_by_the_index_are_still_shown_and_undone(repo: Path, tmp_path: Path, backend: str):
+    """`assume-unchanged`, `skip-worktree` and an index forged with a changed file's stat data all
+    make git call a file unchanged: agentcli reads the files, so the diff shows them and undo takes them back."""
+    before = user_state(repo)
+    attack = (
+        "echo 'x = 1' >> notes.txt && git add notes.txt && git update-index --assume-unchanged notes.txt && "
+        "echo 'stolen' >> notes.txt && git update-index --skip-worktree README.md && echo 'hidden' >> README.md && "
+        f"printf 'def greet():\\n    return 1\\n' > app.py && {FORGE_INDEX}\ngit status --porcelain"
+    )
+    _, events, _ = solve(repo, replies(tmp_path, bash(attack), "DONE: tidied."), backend)
+    finished = [e for e in events if e["type"] == "command_finished"]
+    assert finished[0]["exit_code"] == 0 and "app.py" not in finished[0]["output"], finished[0]["output"]
+    assert sorted(events[-1]["files_changed"]) == ["README.md", "app.py", "notes.txt"]
+    undo = agentcli("undo", cwd=repo)
+    assert undo.returncode == 0, undo.stderr
+    assert user_state(repo) == before

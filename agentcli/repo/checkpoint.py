@@ -24,6 +24,7 @@ from agentcli import untrusted
 from agentcli.errors import UsageError
 from agentcli.repo import mirror
 from agentcli.repo.git import EMPTY_TREE, Git, GitError
+from agentcli.repo.snapshot import snapshot_tree
 
 CHECKPOINT_REFS = "refs/agentcli/checkpoints"
 BEFORE_UNDO_REFS = "refs/agentcli/before-undo"
@@ -47,15 +48,10 @@ def find_repo_root(path: Path) -> Path | None:
 
 
 @contextlib.contextmanager
-def scratch_index(git: Git, start_from_users: bool = False) -> Iterator[dict[str, str]]:
-    """The environment of a throwaway index in a private folder (a copy of the user's index with
-    `start_from_users`); the user's own index is never touched."""
+def scratch_index(git: Git) -> Iterator[dict[str, str]]:
+    """The environment of an empty throwaway index in a private folder; the user's own index is never touched."""
     with tempfile.TemporaryDirectory(prefix="agentcli-index-") as folder:
-        index = Path(folder) / "index"
-        if start_from_users:
-            with contextlib.suppress(OSError):
-                index.write_bytes(untrusted.read_bytes(git.git_dir, "index"))
-        yield {"GIT_INDEX_FILE": str(index)}
+        yield {"GIT_INDEX_FILE": str(Path(folder) / "index")}
 
 
 @dataclass
@@ -76,22 +72,6 @@ class Checkpoint:
     git_tree: str | None = None
     # Which of `PLANTABLE` were in the `.git` folder.
     plantable: tuple[str, ...] = ()
-
-
-def snapshot_tree(git: Git, exclude: tuple[str, ...] = ()) -> str:
-    """The tree of the working tree as it is now (less `exclude`), written through a throwaway index.
-
-    What changed is listed by `ls-files` and recorded by `update-index`, not `git add -A`: add runs
-    `git status` inside every nested repository, whose settings (a filter, an fsmonitor) the
-    sandbox wrote; ls-files and update-index only read a nested repository's HEAD.
-    """
-    pathspec = ["--", ".", *(f":(exclude,literal){path}" for path in exclude)]
-    with scratch_index(git, start_from_users=True) as env:
-        listing = git("ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", *pathspec, env=env)
-        changed = sorted({path.rstrip("/") for path in listing.split("\0") if path})
-        if changed:
-            git("update-index", "--add", "--remove", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
-        return git("write-tree", env=env)
 
 
 def ignored_tree(git: Git) -> str | None:

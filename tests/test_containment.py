@@ -401,20 +401,26 @@ open(".git/index", "wb").write(data + hashlib.sha1(data).digest())
 PY"""
 
 
+@pytest.mark.parametrize("broken", [False, True])
 @pytest.mark.parametrize("backend", [DOCKER, BWRAP])
-def test_changes_hidden_from_git_by_the_index_are_still_shown_and_undone(repo: Path, tmp_path: Path, backend: str):
+def test_changes_hidden_from_git_by_the_index_are_still_shown_and_undone(
+    repo: Path, tmp_path: Path, backend: str, broken: bool
+):
     """`assume-unchanged`, `skip-worktree` and an index forged with a changed file's stat data all
-    make git call a file unchanged: agentcli reads the files, so the diff shows them and undo takes them back."""
+    make git call a file unchanged: agentcli reads the files, so the diff shows them and undo takes them
+    back; and undo still does when the index was left unreadable besides."""
     before = user_state(repo)
     attack = (
         "echo 'x = 1' >> notes.txt && git add notes.txt && git update-index --assume-unchanged notes.txt && "
         "echo 'stolen' >> notes.txt && git update-index --skip-worktree README.md && echo 'hidden' >> README.md && "
-        f"printf 'def greet():\\n    return 1\\n' > app.py && {FORGE_INDEX}\ngit status --porcelain"
+        f"printf 'def greet():\\n    return 1\\n' > app.py && {FORGE_INDEX}\ngit status --porcelain\n"
+        + ("printf garbage > .git/index" if broken else "true")
     )
     _, events, _ = solve(repo, replies(tmp_path, bash(attack), "DONE: tidied."), backend)
     finished = [e for e in events if e["type"] == "command_finished"]
     assert finished[0]["exit_code"] == 0 and "app.py" not in finished[0]["output"], finished[0]["output"]
-    assert sorted(events[-1]["files_changed"]) == ["README.md", "app.py", "notes.txt"]
+    if not broken:
+        assert sorted(events[-1]["files_changed"]) == ["README.md", "app.py", "notes.txt"]
     undo = agentcli("undo", cwd=repo)
     assert undo.returncode == 0, undo.stderr
     assert user_state(repo) == before

@@ -5,8 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import time
 from pathlib import Path
 
+import pytest
+
+from agentcli.repo import checkpoint as cp
 from agentcli.repo.checkpoint import snapshot_tree
 from agentcli.repo.git import Git
 from tests.conftest import GIT_ENV, git
@@ -92,3 +96,64 @@ def test_a_conflicted_index_gives_the_files_as_they_are(tmp_path: Path):
     subprocess.run(["git", "merge", "-q", "other"], cwd=root, capture_output=True, env={**os.environ, **GIT_ENV})
     assert "UU a.py" in git(root, "status", "--porcelain")
     assert "<<<<<<<" in _files(root, snapshot_tree(Git(root)))["a.py"]
+
+
+@pytest.mark.parametrize(
+    "setting", ["core.ignoreStat=true", "core.trustCtime=false", "core.checkStat=minimal", "core.splitIndex=true"]
+)
+def test_settings_that_weaken_gits_checks_are_not_taken(tmp_path: Path, setting: str):
+    root = _repo(tmp_path)
+    git(root, "config", *setting.split("="))
+    snapshot_tree(Git(root))
+    with open(root / "a.py", "r+") as f:  # the same size, the time put back
+        f.write("x = 8\n")
+    os.utime(root / "a.py", (1_000_000_000, 1_000_000_000))
+    snapshot_tree(Git(root))
+    os.utime(root / "a.py", (1_000_000_000, 1_000_000_000))
+    assert _files(root, snapshot_tree(Git(root)))["a.py"] == "x = 8"
+    assert not list((root / ".git").glob("sharedindex.*"))
+
+
+def test_a_file_changed_again_in_the_second_it_was_read_is_read_again(tmp_path: Path):
+    root = _repo(tmp_path)
+
+    def write(text: str) -> None:
+        with open(root / "a.py", "r+") as f:
+            f.write(text)
+        os.utime(root / "a.py", (1_000_000_000, 1_000_000_000))
+
+    start = snapshot_tree(Git(root))
+    time.sleep(1.05 - time.time() % 1)  # early in a second: the next three steps share it
+    write("x = 2\n")
+    snapshot_tree(Git(root))  # the stat data taken in the second a.py changed
+    write("x = 9\n")  # the same size, the same mtime, a ctime git compares to the second only
+    after = snapshot_tree(Git(root))
+    assert after != start and _files(root, after)["a.py"] == "x = 9"
+
+
+def test_objects_only_agentclis_index_named_may_be_pruned(tmp_path: Path):
+    root = _repo(tmp_path)
+    (root / "a.py").write_text("x = 'edited'\n")
+    snapshot_tree(Git(root))
+    git(root, "gc", "-q", "--prune=now")
+    assert _files(root, snapshot_tree(Git(root)))["a.py"] == "x = 'edited'"
+
+
+def test_an_excluded_path_keeps_the_users_blob_as_it_changes(tmp_path: Path):
+    root = _repo(tmp_path)
+    (root / "a.py").write_text("x = 'ours'\n")
+    assert _files(root, snapshot_tree(Git(root), ("a.py",)))["a.py"] == "x = 1"
+    git(root, "add", "a.py")
+    (root / "a.py").write_text("x = 'ours again'\n")
+    assert _files(root, snapshot_tree(Git(root), ("a.py",)))["a.py"] == "x = 'ours'"
+
+
+def test_an_unreadable_index_tracks_nothing_and_restore_brings_the_checkpoints_back(tmp_path: Path):
+    root = _repo(tmp_path)
+    checkpoint = cp.create_checkpoint(root, "s1")
+    (root / "a.py").write_text("x = 'edited'\n")
+    (root / ".git" / "index").write_bytes(b"garbage")
+    files = _files(root, snapshot_tree(Git(root)))
+    assert files["a.py"] == "x = 'edited'" and "kept.log" not in files  # ignored, once nothing tracks it
+    cp.restore(root, checkpoint)
+    assert (root / "a.py").read_text() == "x = 1\n" and git(root, "status", "--porcelain") == ""

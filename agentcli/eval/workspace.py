@@ -85,7 +85,7 @@ def changes_patch(ws: Workspace) -> str:
 
     try:
         git = Git(ws.workdir)
-        with scratch_index(git) as env:
+        with scratch_index() as env:
             git("read-tree", ws.initial_commit, env=env)
             git("add", "-A", env=env)
             patch = git("diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", ws.initial_commit, env=env)

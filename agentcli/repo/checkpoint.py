@@ -48,7 +48,7 @@ def find_repo_root(path: Path) -> Path | None:
 
 
 @contextlib.contextmanager
-def scratch_index(git: Git) -> Iterator[dict[str, str]]:
+def scratch_index() -> Iterator[dict[str, str]]:
     """The environment of an empty throwaway index in a private folder; the user's own index is never touched."""
     with tempfile.TemporaryDirectory(prefix="agentcli-index-") as folder:
         yield {"GIT_INDEX_FILE": str(Path(folder) / "index")}
@@ -92,7 +92,7 @@ def ignored_tree(git: Git) -> str | None:
             total += size
     if not kept:
         return None
-    with scratch_index(git) as env:
+    with scratch_index() as env:
         git("add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", env=env, input="\0".join(kept))
         return git("write-tree", env=env)
 
@@ -143,7 +143,7 @@ def git_settings_tree(git: Git) -> str | None:
             copies.append(str(copy))
         shas = git("hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(copies) + "\n").split()
     lines = [f"{mode:o} {sha}\t{relative}" for (relative, mode), sha in zip(files, shas, strict=True)]
-    with scratch_index(git) as env:
+    with scratch_index() as env:
         git("update-index", "--index-info", env=env, input="\n".join(lines) + "\n")
         return git("write-tree", env=env)
 
@@ -341,6 +341,9 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
     itself be taken back.
     """
     git = mirror.recover(root, checkpoint.name, checkpoint.commit, checkpoint.head_ref)
+    if git.try_("ls-files", "-z", "--", ".git-index-probe") is None:
+        # An index git cannot read stops every git command; the checkpoint's own comes back below.
+        untrusted.remove(git.git_dir, "index")
     before = create_checkpoint(
         root, f"undo-{checkpoint.name}-{uuid.uuid4().hex[:6]}", checkpoint.exclude, keep_ref=False
     )
@@ -348,7 +351,7 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
     added, restored = _make_tree(git, root, checkpoint.tree, before.tree)
     if checkpoint.ignored_tree:
         # Ignored files come back as they were (git's checkout replaces a link on the way, never follows it).
-        with scratch_index(git) as env:
+        with scratch_index() as env:
             git("read-tree", checkpoint.ignored_tree, env=env)
             git("checkout-index", "-f", "-a", env=env)
     _restore_git_settings(git, checkpoint)
@@ -440,7 +443,7 @@ def _make_tree(git: Git, root: Path, target: str, current: str) -> tuple[list[st
         if "/" in path:
             untrusted.remove_empty_folders(root, path.rsplit("/", 1)[0])
     if restored:
-        with scratch_index(git) as env:
+        with scratch_index() as env:
             git("read-tree", target, env=env)
             for path in restored:
                 found = untrusted.lstat(root, path)

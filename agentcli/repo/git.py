@@ -37,6 +37,13 @@ HARDENED = {
     "diff.ignoreSubmodules": "all",
     "status.submoduleSummary": "false",
     "submodule.recurse": "false",
+    # A change is found by the files' stat data and by reading them: no setting may weaken either
+    # (`repo/snapshot.py`), nor keep the index's parts in `.git` where the sandbox could remove them.
+    "core.ignoreStat": "false",
+    "core.trustCtime": "true",
+    "core.checkStat": "default",
+    "core.splitIndex": "false",
+    "core.untrackedCache": "false",
 }
 # A git call that takes longer is stopped (a FIFO planted in .git would block it for ever).
 TIMEOUT_S = 300.0

@@ -70,7 +70,7 @@ def commit_change(root: Path, checkpoint: Checkpoint, branch: str, message: str)
     """Commit the run's change on top of the checkpoint's HEAD as `branch`; return the commit id."""
     git = Git(root)
     patch = change_patch(root, checkpoint)
-    with scratch_index(git) as env:
+    with scratch_index() as env:
         if checkpoint.head:
             git("read-tree", checkpoint.head, env=env)
         else:

@@ -5,77 +5,139 @@ git decides which files changed from the stat data its index keeps, and skips en
 (`git update-index --assume-unchanged f`), or an index written with a changed file's stat data, would
 hide a change from the diff and from `undo`. So a snapshot takes only which paths are tracked, and
 their blobs, from the user's index; the stat data comes from an index of agentcli's own, in a private
-folder, that git on the host wrote from the files themselves. Git's own rule for files changed within
-the second the index was written ("racily clean") holds there, since that index is never copied.
+folder, written by git on the host from the files themselves (and git's settings that would weaken
+its checks are pinned in `git.py`). Files outside a sparse checkout's cone are in no snapshot.
+
+git compares change times (ctime, which no command can set back) to the second only, and its check
+for files changed in the second their stat data was taken looks at the modification time, which a
+command can. So a file whose ctime falls in the second of the snapshot that recorded it is read
+again by the next one.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import os
 import shutil
 import tempfile
 import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.repo.git import Git
+from agentcli import untrusted
+from agentcli.repo.git import Git, GitError
 
-_ZERO = "0" * 40
+# An `--index-info` line with this mode and object removes the path (the repositories are SHA-1).
+_REMOVE = "0 " + "0" * 40
+# The most of a user's index read: a larger one (or a sparse file planted there) counts as unreadable.
+_MAX_INDEX = 1 << 30
+_PREFIX = "agentcli-stat-"
 _lock = threading.Lock()
 _folder: Path | None = None
-_caches: dict[tuple[str, tuple[str, ...]], tuple[Path, threading.Lock]] = {}
+_caches: dict[tuple[str, tuple[str, ...]], _Cache] = {}
+
+
+@dataclass
+class _Cache:
+    index: Path
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    # Paths whose stat data was taken in the second they last changed: read again next time.
+    recent: set[str] = field(default_factory=set)
 
 
 def snapshot_tree(git: Git, exclude: tuple[str, ...] = ()) -> str:
     """The tree of the working tree as it is now (tracked, modified and untracked files, less
-    `exclude`), written through agentcli's own index for this repository.
+    `exclude`, whose entries keep the user's blob), written through agentcli's own index.
 
     What changed is listed by `ls-files` and recorded by `update-index`, not `git add -A`: add runs
     `git status` inside every nested repository, whose settings (a filter, an fsmonitor) the sandbox
     wrote; ls-files and update-index only read a nested repository's HEAD.
     """
-    index, lock = _cache_for(git, exclude)
-    env = {"GIT_INDEX_FILE": str(index)}
+    cache = _cache_for(git, exclude)
+    with cache.lock:
+        try:
+            return _snapshot(git, exclude, cache)
+        except GitError:
+            # Objects only agentcli's index named can be gone (`git gc --prune=now`): start afresh once.
+            cache.index.unlink(missing_ok=True)
+            cache.recent.clear()
+            return _snapshot(git, exclude, cache)
+
+
+def _snapshot(git: Git, exclude: tuple[str, ...], cache: _Cache) -> str:
+    started = int(time.time())
+    env = {"GIT_INDEX_FILE": str(cache.index)}
     pathspec = ["--", ".", *(f":(exclude,literal){path}" for path in exclude)]
-    with lock:
-        if _take_entries(git, env, _entries(git, _users_index_copy(git, index)), exclude):
-            # Entries set without stat data: record it now, so later snapshots need not read them again.
-            git.try_("update-index", "-q", "--refresh", env=env)
-        listing = git("ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", *pathspec, env=env)
-        changed = sorted({path.rstrip("/") for path in listing.split("\0") if path})
-        if changed:
-            git("update-index", "--add", "--remove", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
-        return git("write-tree", env=env)
+    taken = _take_entries(git, env, _users_entries(git, cache.index), exclude, cache.recent)
+    listing = git("ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", *pathspec, env=env)
+    # Entries just taken carry no stat data: recording them now spares the next snapshot reading them.
+    changed = sorted({path.rstrip("/") for path in listing.split("\0") if path} | taken)
+    if changed:
+        git("update-index", "--add", "--remove", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
+    cache.recent = {path for path in changed if _changed_since(git.root, path, started)}
+    return git("write-tree", env=env)
 
 
-def _cache_for(git: Git, exclude: tuple[str, ...]) -> tuple[Path, threading.Lock]:
+def _changed_since(root: Path, path: str, second: int) -> bool:
+    found = untrusted.lstat(root, path)
+    return found is not None and int(found.st_ctime) >= second
+
+
+def _cache_for(git: Git, exclude: tuple[str, ...]) -> _Cache:
     """agentcli's own index for this repository (one per set of excluded paths), in a private folder
-    removed when the process ends."""
+    removed when the process ends (and by the next process, where this one was killed)."""
     global _folder
     with _lock:
         if _folder is None:
-            _folder = Path(tempfile.mkdtemp(prefix="agentcli-stat-"))
+            _remove_orphans()
+            _folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
             atexit.register(shutil.rmtree, _folder, True)
         key = (str(git.git_dir.resolve()), exclude)
         if key not in _caches:
-            _caches[key] = (_folder / f"index-{len(_caches)}", threading.Lock())
+            _caches[key] = _Cache(_folder / f"index-{len(_caches)}")
         return _caches[key]
 
 
-def _users_index_copy(git: Git, beside: Path) -> Path | None:
-    """A copy of the user's index, read as data (never through a link), or None where there is none."""
-    from agentcli import untrusted
+def _remove_orphans() -> None:
+    """Remove this user's folders of processes that no longer run (killed before they could)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
+        pid = folder.name.removeprefix(_PREFIX).split("-", 1)[0]
+        with contextlib.suppress(OSError):
+            if pid.isdigit() and folder.lstat().st_uid == os.geteuid() and not _running(int(pid)):
+                shutil.rmtree(folder, ignore_errors=True)
 
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _users_entries(git: Git, beside: Path) -> dict[str, list[str]]:
+    """The user's index, read from a copy (never through a link): each path with its entries ("mode blob
+    stage"). An index that is missing, too large or unreadable tracks nothing."""
     copy = beside.with_name(beside.name + ".users")
     try:
-        copy.write_bytes(untrusted.read_bytes(git.git_dir, "index"))
-    except OSError:
-        return None
-    return copy
+        data = untrusted.read_bytes(git.git_dir, "index", limit=_MAX_INDEX)
+        if len(data) >= _MAX_INDEX:
+            return {}
+        copy.write_bytes(data)
+        return _entries(git, copy)
+    except (OSError, GitError):
+        return {}
+    finally:
+        copy.unlink(missing_ok=True)
 
 
-def _entries(git: Git, index: Path | None) -> dict[str, list[str]]:
+def _entries(git: Git, index: Path) -> dict[str, list[str]]:
     """Each path of an index with its entries ("mode blob stage"), in order."""
-    if index is None or not index.exists():
+    if not index.exists():
         return {}
     listing = git("ls-files", "-s", "-z", env={"GIT_INDEX_FILE": str(index)})
     entries: dict[str, list[str]] = {}
@@ -86,20 +148,29 @@ def _entries(git: Git, index: Path | None) -> dict[str, list[str]]:
     return entries
 
 
-def _take_entries(git: Git, env: dict[str, str], users: dict[str, list[str]], exclude: tuple[str, ...]) -> bool:
-    """Make agentcli's index track what the user's index tracks. An entry it has for such a path stays
-    (its stat data is git's, for its own blob: `ls-files --modified` tells whether the file still
-    holds that blob); a path it lacks, or one left out of snapshots (which keeps the user's blob), is
-    set from the user's index without stat data, so git reads the file itself. Paths the user's
-    index does not track go: they count as untracked. Whether any entry was set."""
+def _take_entries(
+    git: Git, env: dict[str, str], users: dict[str, list[str]], exclude: tuple[str, ...], recent: set[str]
+) -> set[str]:
+    """Make agentcli's index track what the user's index tracks, and return the paths to read afresh.
+
+    An entry it has for such a path stays (its stat data is git's, for its own blob: `ls-files
+    --modified` tells whether the file still holds it), unless its stat data was taken in the second
+    the file last changed (`recent`). A path it lacks is set from the user's index, to be read. A path
+    left out of snapshots keeps the user's blob and is never read (assume-unchanged, in this index
+    only). Paths the user's index does not track go: they count as untracked."""
     own = _entries(git, Path(env["GIT_INDEX_FILE"]))
-    removed = [f"0 {_ZERO}\t{path}" for path in own if path not in users]
-    taken = []
+    lines = [f"{_REMOVE}\t{path}" for path in own if path not in users]
+    taken, left_out = set(), []
     for path, metas in users.items():
-        left_out = any(path == e or path.startswith(e.rstrip("/") + "/") for e in exclude)
-        if path not in own or (left_out and own[path] != metas):
-            removed += [f"0 {_ZERO}\t{path}"] if path in own else []
-            taken += [f"{meta}\t{path}" for meta in metas]
-    if removed or taken:
-        git("update-index", "-z", "--index-info", env=env, input="\0".join(removed + taken) + "\0")
-    return bool(taken)
+        if any(path == e or path.startswith(e.rstrip("/") + "/") for e in exclude):
+            if own.get(path) != metas:
+                lines += [f"{_REMOVE}\t{path}", *(f"{meta}\t{path}" for meta in metas)]
+                left_out.append(path)
+        elif path not in own or path in recent:
+            lines += [f"{_REMOVE}\t{path}", *(f"{meta}\t{path}" for meta in metas)]
+            taken.add(path)
+    if lines:
+        git("update-index", "-z", "--index-info", env=env, input="\0".join(lines) + "\0")
+    if left_out:
+        git("update-index", "-z", "--assume-unchanged", "--stdin", env=env, input="\0".join(left_out) + "\0")
+    return taken

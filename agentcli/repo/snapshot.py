@@ -70,13 +70,15 @@ def _snapshot(git: Git, exclude: tuple[str, ...], cache: _Cache) -> str:
     started = int(time.time())
     env = {"GIT_INDEX_FILE": str(cache.index)}
     pathspec = ["--", ".", *(f":(exclude,literal){path}" for path in exclude)]
-    taken = _take_entries(git, env, _users_entries(git, cache.index), exclude, cache.recent)
+    users = _users_entries(git, cache.index)
+    taken = _take_entries(git, env, users, exclude, cache.recent)
     listing = git("ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", *pathspec, env=env)
     # Entries just taken carry no stat data: recording them now spares the next snapshot reading them.
     changed = sorted({path.rstrip("/") for path in listing.split("\0") if path} | taken)
     if changed:
         git("update-index", "--add", "--remove", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
-    cache.recent = {path for path in changed if _changed_since(git.root, path, started)}
+    # Untracked files' entries go before the next snapshot (which reads them again) whatever their times.
+    cache.recent = {path for path in changed if path in users and _changed_since(git.root, path, started)}
     return git("write-tree", env=env)
 
 

@@ -13,20 +13,15 @@ import pytest
 from agentcli.repo import checkpoint as cp
 from agentcli.repo.checkpoint import snapshot_tree
 from agentcli.repo.git import Git
-from tests.conftest import GIT_ENV, git
+from tests.conftest import GIT_ENV, committed_repo, git
 
 
 def _repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
+    """a.py, b.py, and kept.log, tracked though `.gitignore` (committed after it) ignores it."""
+    root = committed_repo(tmp_path / "repo", {"a.py": "x = 1\n", "b.py": "y = 2\n", "kept.log": "tracked\n"})
     (root / ".gitignore").write_text("*.log\n")
-    (root / "a.py").write_text("x = 1\n")
-    (root / "b.py").write_text("y = 2\n")
-    (root / "kept.log").write_text("tracked though ignored\n")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "add", "-f", "kept.log")
-    git(root, "commit", "-qm", "init")
+    git(root, "add", ".gitignore")
+    git(root, "commit", "-qm", "ignore logs")
     return root
 
 

@@ -31,7 +31,7 @@ from agentcli.eval.agents import RUNNERS, RunConfig
 from agentcli.eval.results import TaskResult
 from agentcli.eval.rollouts import Rollout
 from agentcli.eval.suite import SuiteRun
-from agentcli.sandbox.containers import process_alive
+from agentcli.lifeline import process_alive
 
 SCRATCH = "agentcli-rollouts"  # under each node's temporary folder: one folder per rollout attempt
 CANCEL_GRACE_S = 30.0  # how long cancelled rollouts get to stop their children when the eval is interrupted

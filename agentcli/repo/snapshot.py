@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli import untrusted
+from agentcli.lifeline import process_alive
 from agentcli.repo.git import Git, GitError
 
 # An `--index-info` line with this mode and object removes the path (the repositories are SHA-1).
@@ -107,18 +108,8 @@ def _remove_orphans() -> None:
     for folder in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
         pid = folder.name.removeprefix(_PREFIX).split("-", 1)[0]
         with contextlib.suppress(OSError):
-            if pid.isdigit() and folder.lstat().st_uid == os.geteuid() and not _running(int(pid)):
+            if pid.isdigit() and folder.lstat().st_uid == os.geteuid() and not process_alive(int(pid)):
                 shutil.rmtree(folder, ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _users_entries(git: Git, beside: Path) -> dict[str, list[str]]:

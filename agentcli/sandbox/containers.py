@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.lifeline import process_alive
+
 if TYPE_CHECKING:
     from docker import APIClient
 
@@ -44,17 +46,6 @@ def owner_labels(session_id: str) -> dict[str, str]:
         OWNER_HOST: socket.gethostname(),
         OWNER_STARTED: process_started(pid),
     }
-
-
-def process_alive(pid: int) -> bool:
-    """Whether process `pid` runs on this host (someone else's counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def owner_alive(labels: dict[str, str]) -> bool | None:

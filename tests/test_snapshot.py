@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -153,59 +152,3 @@ def test_an_unreadable_index_tracks_nothing_and_restore_brings_the_checkpoints_b
     assert files["a.py"] == "x = 'edited'" and "kept.log" not in files  # ignored, once nothing tracks it
     cp.restore(root, checkpoint)
     assert (root / "a.py").read_text() == "x = 1\n" and git(root, "status", "--porcelain") == ""
-
-
-def test_untracked_files_are_followed_from_one_snapshot_to_the_next(tmp_path: Path):
-    root = _repo(tmp_path)
-    (root / "notes").mkdir()
-    (root / "notes" / "a.txt").write_text("one\n")
-    (root / "new.py").write_text("z = 1\n")
-    (root / "gone.py").write_text("g = 1\n")
-    time.sleep(1.05 - time.time() % 1)  # past the files' second: their entries are kept as they are
-    snapshot_tree(Git(root))
-    (root / "new.py").write_text("z = 22\n")
-    (root / "gone.py").unlink()
-    assert _files(root, snapshot_tree(Git(root))) == {
-        ".gitignore": "*.log",
-        "a.py": "x = 1",
-        "b.py": "y = 2",
-        "kept.log": "tracked",
-        "new.py": "z = 22",
-        "notes/a.txt": "one",
-    }
-    # A file where a folder was, and a folder where a file was.
-    shutil.rmtree(root / "notes")
-    (root / "notes").write_text("a file now\n")
-    (root / "new.py").unlink()
-    (root / "new.py").mkdir()
-    (root / "new.py" / "inner.txt").write_text("inside\n")
-    files = _files(root, snapshot_tree(Git(root)))
-    assert files["notes"] == "a file now" and files["new.py/inner.txt"] == "inside"
-    assert "notes/a.txt" not in files and "new.py" not in files
-
-
-def test_an_untracked_file_the_ignore_rules_come_to_match_leaves_the_snapshot(tmp_path: Path):
-    root = _repo(tmp_path)
-    (root / "build.out").write_text("artifact\n")
-    time.sleep(1.05 - time.time() % 1)
-    assert "build.out" in _files(root, snapshot_tree(Git(root)))
-    (root / ".gitignore").write_text("*.log\n*.out\n")
-    assert "build.out" not in _files(root, snapshot_tree(Git(root)))
-    (root / ".gitignore").write_text("*.log\n")
-    assert _files(root, snapshot_tree(Git(root)))["build.out"] == "artifact"
-
-
-def test_an_untracked_file_changed_again_in_the_second_it_was_read_is_read_again(tmp_path: Path):
-    root = _repo(tmp_path)
-    (root / "new.py").write_text("z = 1\n")
-
-    def write(text: str) -> None:
-        with open(root / "new.py", "r+") as f:
-            f.write(text)
-        os.utime(root / "new.py", (1_000_000_000, 1_000_000_000))
-
-    time.sleep(1.05 - time.time() % 1)
-    write("z = 2\n")
-    snapshot_tree(Git(root))
-    write("z = 9\n")
-    assert _files(root, snapshot_tree(Git(root)))["new.py"] == "z = 9"

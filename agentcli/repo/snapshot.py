@@ -12,9 +12,6 @@ git compares change times (ctime, which no command can set back) to the second o
 for files changed in the second their stat data was taken looks at the modification time, which a
 command can. So a file whose ctime falls in the second of the snapshot that recorded it is read
 again by the next one.
-
-Untracked files stay in agentcli's index from one snapshot to the next, so only those that changed are
-read again; one that the ignore rules now match goes.
 """
 
 from __future__ import annotations
@@ -38,8 +35,6 @@ _REMOVE = "0 " + "0" * 40
 # The most of a user's index read: a larger one (or a sparse file planted there) counts as unreadable.
 _MAX_INDEX = 1 << 30
 _PREFIX = "agentcli-stat-"
-# The mode of an entry that records a nested repository's commit.
-_GITLINK = "160000 "
 _lock = threading.Lock()
 _folder: Path | None = None
 _caches: dict[tuple[str, tuple[str, ...]], _Cache] = {}
@@ -82,8 +77,9 @@ def _snapshot(git: Git, exclude: tuple[str, ...], cache: _Cache) -> str:
     # Entries just taken carry no stat data: recording them now spares the next snapshot reading them.
     changed = sorted({path.rstrip("/") for path in listing.split("\0") if path} | taken)
     if changed:
-        git("update-index", "--add", "--remove", "--replace", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
-    cache.recent = {path for path in changed if _changed_since(git.root, path, started)}
+        git("update-index", "--add", "--remove", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
+    # Untracked files' entries go before the next snapshot (which reads them again) whatever their times.
+    cache.recent = {path for path in changed if path in users and _changed_since(git.root, path, started)}
     return git("write-tree", env=env)
 
 
@@ -154,17 +150,9 @@ def _take_entries(
     --modified` tells whether the file still holds it), unless its stat data was taken in the second
     the file last changed (`recent`). A path it lacks is set from the user's index, to be read. A path
     left out of snapshots keeps the user's blob and is never read (assume-unchanged, in this index
-    only). A path the user's index does not track is an untracked file's: its entry stays while the
-    ignore rules do not match it, it is no nested repository (whose state git reads afresh when it is
-    added), and its stat data was not taken in the second it last changed."""
+    only). Paths the user's index does not track go: they count as untracked."""
     own = _entries(git, Path(env["GIT_INDEX_FILE"]))
-    untracked = {path for path in own if path not in users}
-    ignored = _ignored(git, env, untracked)
-    lines = [
-        f"{_REMOVE}\t{path}"
-        for path in untracked
-        if path in recent or path in ignored or own[path][0].startswith(_GITLINK)
-    ]
+    lines = [f"{_REMOVE}\t{path}" for path in own if path not in users]
     taken, left_out = set(), []
     for path, metas in users.items():
         if any(path == e or path.startswith(e.rstrip("/") + "/") for e in exclude):
@@ -179,11 +167,3 @@ def _take_entries(
     if left_out:
         git("update-index", "-z", "--assume-unchanged", "--stdin", env=env, input="\0".join(left_out) + "\0")
     return taken
-
-
-def _ignored(git: Git, env: dict[str, str], paths: set[str]) -> set[str]:
-    """Those of `paths` (entries of agentcli's index) that the ignore rules match now."""
-    if not paths:
-        return set()
-    listing = git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard", env=env)
-    return {path for path in listing.split("\0") if path in paths}

@@ -387,6 +387,18 @@ def test_a_nested_repository_the_run_made_runs_nothing_in_agentclis_git(repo: Pa
     assert not (repo / "sub").exists()
 
 
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_a_nested_repository_with_no_commit_yet_does_not_stop_undo(repo: Path, tmp_path: Path, backend: str):
+    before = user_state(repo)
+    start = bash("mkdir -p tools && cd tools && git init -q && echo x > f && cd .. && echo 'x = 1' >> app.py")
+    _, events, _ = solve(repo, replies(tmp_path, start, "DONE: started tools.", "DONE: tools is begun."), backend)
+    assert events[-1]["status"] == "finished", events[-1]
+    assert any("nested git repositories (tools)" in e.get("message", "") for e in events)
+    undo = agentcli("undo", cwd=repo)
+    assert undo.returncode == 0, undo.stderr
+    assert user_state(repo) == before and not (repo / "tools").exists()
+
+
 # Swaps app.py's blob in the index back to the committed one while keeping the stat data `git add`
 # recorded for the changed file, then fixes the index's checksum: git would call app.py unchanged.
 FORGE_INDEX = """python3 - <<'PY'

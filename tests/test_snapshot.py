@@ -152,3 +152,16 @@ def test_an_unreadable_index_tracks_nothing_and_restore_brings_the_checkpoints_b
     assert files["a.py"] == "x = 'edited'" and "kept.log" not in files  # ignored, once nothing tracks it
     cp.restore(root, checkpoint)
     assert (root / "a.py").read_text() == "x = 1\n" and git(root, "status", "--porcelain") == ""
+
+
+def test_a_nested_repository_with_no_commit_is_in_it_and_put_back_with_the_rest(tmp_path: Path):
+    root = _repo(tmp_path)
+    checkpoint = cp.create_checkpoint(root, "s1")
+    (root / "sub").mkdir()
+    (root / "sub" / "f").write_text("x\n")
+    git(root / "sub", "init", "-q")
+    (root / "a.py").write_text("x = 'edited'\n")
+    assert "160000 commit" in git(root, "ls-tree", snapshot_tree(Git(root)), "sub")
+    assert cp.nested_repositories_added(root, checkpoint) == ["sub"]
+    cp.restore(root, checkpoint)
+    assert not (root / "sub").exists() and git(root, "status", "--porcelain") == ""

@@ -35,6 +35,9 @@ _REMOVE = "0 " + "0" * 40
 # The most of a user's index read: a larger one (or a sparse file planted there) counts as unreadable.
 _MAX_INDEX = 1 << 30
 _PREFIX = "agentcli-stat-"
+# The commit recorded for a nested repository that has none: a gitlink names no object git must hold,
+# and this one (the empty tree's id) is no commit of any repository.
+_UNBORN = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _lock = threading.Lock()
 _folder: Path | None = None
 _caches: dict[tuple[str, tuple[str, ...]], _Cache] = {}
@@ -74,18 +77,31 @@ def _snapshot(git: Git, exclude: tuple[str, ...], cache: _Cache) -> str:
     users = _users_entries(git, cache.index)
     taken = _take_entries(git, env, users, exclude, cache.recent)
     listing = git("ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", *pathspec, env=env)
+    listed = [path for path in listing.split("\0") if path]
     # Entries just taken carry no stat data: recording them now spares the next snapshot reading them.
-    changed = sorted({path.rstrip("/") for path in listing.split("\0") if path} | taken)
+    changed = sorted({path for path in listed if not path.endswith("/")} | taken)
     if changed:
         git("update-index", "--add", "--remove", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
+    for nested in (path.rstrip("/") for path in listed if path.endswith("/")):
+        _add_nested(git, env, nested)
     # Untracked files' entries go before the next snapshot (which reads them again) whatever their times.
     cache.recent = {path for path in changed if path in users and _changed_since(git.root, path, started)}
     return git("write-tree", env=env)
 
 
+def _add_nested(git: Git, env: dict[str, str], path: str) -> None:
+    """Record the nested repository at `path` as its commit (a gitlink), or, where it has none yet (`git
+    init` and nothing more), as `_UNBORN`: git cannot add it, and leaving it out would leave it behind
+    when the tree is put back."""
+    if git.try_("update-index", "--add", "--", path, env=env) is None:
+        git("update-index", "-z", "--index-info", env=env, input=f"160000 {_UNBORN} 0\t{path}\0")
+
+
 def _changed_since(root: Path, path: str, second: int) -> bool:
+    """Whether `path` changed in or after `second`; True where it cannot be read (moved away for the
+    moment it was looked at, it may be back with a change of the same second)."""
     found = untrusted.lstat(root, path)
-    return found is not None and int(found.st_ctime) >= second
+    return found is None or int(found.st_ctime) >= second
 
 
 def _cache_for(git: Git, exclude: tuple[str, ...]) -> _Cache:

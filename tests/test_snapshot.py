@@ -165,3 +165,15 @@ def test_a_nested_repository_with_no_commit_is_in_it_and_put_back_with_the_rest(
     assert cp.nested_repositories_added(root, checkpoint) == ["sub"]
     cp.restore(root, checkpoint)
     assert not (root / "sub").exists() and git(root, "status", "--porcelain") == ""
+
+
+def test_a_tracked_file_replaced_by_a_nested_repository_is_that_repository(tmp_path: Path):
+    root = _repo(tmp_path)
+    checkpoint = cp.create_checkpoint(root, "s1")
+    (root / "b.py").unlink()
+    (root / "b.py").mkdir()
+    (root / "b.py" / "f").write_text("x\n")
+    git(root / "b.py", "init", "-q")
+    assert cp.nested_repositories_added(root, checkpoint) == ["b.py"]
+    cp.restore(root, checkpoint)
+    assert (root / "b.py").read_text() == "y = 2\n" and git(root, "status", "--porcelain") == ""

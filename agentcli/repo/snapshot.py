@@ -20,6 +20,7 @@ import atexit
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -82,7 +83,9 @@ def _snapshot(git: Git, exclude: tuple[str, ...], cache: _Cache) -> str:
     changed = sorted({path for path in listed if not path.endswith("/")} | taken)
     if changed:
         git("update-index", "--add", "--remove", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
-    for nested in (path.rstrip("/") for path in listed if path.endswith("/")):
+    # A tracked file a nested repository replaced lost its entry above, and was no untracked folder.
+    replaced = [path for path in changed if path in users and _is_repository(git.root, path)]
+    for nested in [*(path.rstrip("/") for path in listed if path.endswith("/")), *replaced]:
         _add_nested(git, env, nested)
     # Untracked files' entries go before the next snapshot (which reads them again) whatever their times.
     cache.recent = {path for path in changed if path in users and _changed_since(git.root, path, started)}
@@ -95,6 +98,11 @@ def _add_nested(git: Git, env: dict[str, str], path: str) -> None:
     when the tree is put back."""
     if git.try_("update-index", "--add", "--", path, env=env) is None:
         git("update-index", "-z", "--index-info", env=env, input=f"160000 {_UNBORN} 0\t{path}\0")
+
+
+def _is_repository(root: Path, path: str) -> bool:
+    found = untrusted.lstat(root, path)
+    return found is not None and stat.S_ISDIR(found.st_mode) and untrusted.lstat(root, f"{path}/.git") is not None
 
 
 def _changed_since(root: Path, path: str, second: int) -> bool:

@@ -177,3 +177,15 @@ def test_a_tracked_file_replaced_by_a_nested_repository_is_that_repository(tmp_p
     assert cp.nested_repositories_added(root, checkpoint) == ["b.py"]
     cp.restore(root, checkpoint)
     assert (root / "b.py").read_text() == "y = 2\n" and git(root, "status", "--porcelain") == ""
+
+
+def test_a_tracked_nested_repository_is_its_commit_as_it_moves(tmp_path: Path):
+    root = _repo(tmp_path)
+    inner = committed_repo(root / "lib", {"f": "one\n"})
+    git(root, "add", "lib")
+    git(root, "commit", "-qm", "lib")
+    snapshot_tree(Git(root))
+    (inner / "f").write_text("two\n")
+    git(inner, "commit", "-qam", "two")
+    entry = git(root, "ls-tree", snapshot_tree(Git(root)), "lib").split()
+    assert entry[:2] == ["160000", "commit"] and entry[2] == git(inner, "rev-parse", "HEAD").strip()

@@ -84,7 +84,8 @@ def _snapshot(git: Git, exclude: tuple[str, ...], cache: _Cache) -> str:
     if changed:
         git("update-index", "--add", "--remove", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
     # A tracked file a nested repository replaced lost its entry above, and was no untracked folder.
-    replaced = [path for path in changed if path in users and _is_repository(git.root, path)]
+    files = (path for path in changed if path in users and not users[path][0].startswith("160000 "))
+    replaced = [path for path in files if _is_repository(git.root, path)]
     for nested in [*(path.rstrip("/") for path in listed if path.endswith("/")), *replaced]:
         _add_nested(git, env, nested)
     # Untracked files' entries go before the next snapshot (which reads them again) whatever their times.

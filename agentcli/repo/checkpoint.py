@@ -24,7 +24,7 @@ from agentcli import untrusted
 from agentcli.errors import UsageError
 from agentcli.repo import mirror
 from agentcli.repo.git import EMPTY_TREE, Git, GitError
-from agentcli.repo.snapshot import snapshot_tree
+from agentcli.repo.snapshot import GITLINK, snapshot_tree
 
 CHECKPOINT_REFS = "refs/agentcli/checkpoints"
 BEFORE_UNDO_REFS = "refs/agentcli/before-undo"
@@ -296,7 +296,7 @@ def nested_repositories_added(root: Path, checkpoint: Checkpoint) -> list[str]:
     now = snapshot_tree(git, checkpoint.exclude)
     raw = git("diff-tree", "-r", "--no-renames", "-z", checkpoint.tree, now)
     fields = [f for f in raw.split("\0") if f]
-    return [path for meta, path in zip(fields[0::2], fields[1::2], strict=False) if meta.split()[1] == "160000"]
+    return [path for meta, path in zip(fields[0::2], fields[1::2], strict=False) if meta.split()[1] == GITLINK]
 
 
 def damaged(root: Path, checkpoint: Checkpoint) -> bool:

@@ -36,6 +36,8 @@ _REMOVE = "0 " + "0" * 40
 # The most of a user's index read: a larger one (or a sparse file planted there) counts as unreadable.
 _MAX_INDEX = 1 << 30
 _PREFIX = "agentcli-stat-"
+# The mode of an entry that records a nested repository's commit (a gitlink).
+GITLINK = "160000"
 # The commit recorded for a nested repository that has none: a gitlink names no object git must hold,
 # and this one (the empty tree's id) is no commit of any repository.
 _UNBORN = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -84,7 +86,7 @@ def _snapshot(git: Git, exclude: tuple[str, ...], cache: _Cache) -> str:
     if changed:
         git("update-index", "--add", "--remove", "-z", "--stdin", env=env, input="\0".join(changed) + "\0")
     # A tracked file a nested repository replaced lost its entry above, and was no untracked folder.
-    files = (path for path in changed if path in users and not users[path][0].startswith("160000 "))
+    files = (path for path in changed if path in users and users[path][0].split()[0] != GITLINK)
     replaced = [path for path in files if _is_repository(git.root, path)]
     for nested in [*(path.rstrip("/") for path in listed if path.endswith("/")), *replaced]:
         _add_nested(git, env, nested)
@@ -98,7 +100,7 @@ def _add_nested(git: Git, env: dict[str, str], path: str) -> None:
     init` and nothing more), as `_UNBORN`: git cannot add it, and leaving it out would leave it behind
     when the tree is put back."""
     if git.try_("update-index", "--add", "--", path, env=env) is None:
-        git("update-index", "-z", "--index-info", env=env, input=f"160000 {_UNBORN} 0\t{path}\0")
+        git("update-index", "-z", "--index-info", env=env, input=f"{GITLINK} {_UNBORN} 0\t{path}\0")
 
 
 def _is_repository(root: Path, path: str) -> bool:

@@ -26,9 +26,15 @@ def channel_for(repo: Path) -> Path:
     return repo.parent / f".{repo.name}-channel" / "commands"
 
 
-def git(repo: Path, *args: str) -> str:
+def git(repo: Path, *args: str, input_text: str | None = None) -> str:
     out = subprocess.run(
-        ["git", *args], cwd=repo, capture_output=True, text=True, check=True, env={**os.environ, **GIT_ENV}
+        ["git", *args],
+        cwd=repo,
+        input=input_text,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **GIT_ENV},
     )
     return out.stdout
 

@@ -436,3 +436,81 @@ def test_changes_hidden_from_git_by_the_index_are_still_shown_and_undone(
     undo = agentcli("undo", cwd=repo)
     assert undo.returncode == 0, undo.stderr
     assert user_state(repo) == before
+
+
+# Found by a review of the delivery paths (the branch, the patch, undo): each worked before.
+
+# Rewrites the object of the user's untracked notes (what undo would bring back), and plants, under the
+# id of app.py's next content, an object holding its present content, before writing that content.
+FORGE_OBJECTS = """python3 - <<'PY'
+import hashlib, os, subprocess, zlib
+def plant(oid, data):
+    path = f".git/objects/{oid[:2]}/{oid[2:]}"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        os.remove(path)
+    open(path, "wb").write(zlib.compress(b"blob %d\\0" % len(data) + data))
+notes = subprocess.run(["git", "hash-object", "notes.txt"], capture_output=True, text=True).stdout.strip()
+plant(notes, b"forged notes\\n")
+old = open("app.py", "rb").read()
+new = old + b"import os  # hidden\\n"
+plant(hashlib.sha1(b"blob %d\\0" % len(new) + new).hexdigest(), old)
+open("app.py", "wb").write(new)
+print("forged")
+PY"""
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_forged_objects_neither_hide_a_change_nor_come_back_with_undo(repo: Path, tmp_path: Path, backend: str):
+    before = user_state(repo)
+    _, events, _ = solve(repo, replies(tmp_path, bash(FORGE_OBJECTS), "DONE: tidied."), backend)
+    assert next(e["output"] for e in events if e["type"] == "command_finished").strip() == "forged"
+    assert "app.py" in events[-1]["diffstat"], events[-1]
+    notices = " ".join(e.get("message", "") for e in events if e["type"] == "notice")
+    assert "objects the run forged" in notices
+    undo = agentcli("undo", cwd=repo)
+    assert undo.returncode == 0, undo.stderr
+    assert user_state(repo) == before and (repo / "notes.txt").read_text() == "my notes\n"
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_links_in_git_folder_are_not_written_through_by_the_branch_the_patch_or_undo(
+    repo: Path, tmp_path: Path, backend: str
+):
+    victim = tmp_path / "victim"
+    victim.write_text("a host file\n")
+    attack = (
+        "name=$(git for-each-ref --format='%(refname)' refs/agentcli/checkpoints | head -n1); name=${name##*/}; "
+        "mkdir -p .git/logs/refs/heads .git/logs/refs/agentcli/before-undo && "
+        f"ln -s {victim} .git/logs/refs/heads/delivered && ln -s {victim} .git/logs/refs/agentcli/before-undo/$name && "
+        f"ln -sf {victim} change.patch && echo 'x = 1' >> app.py && echo planted"
+    )
+    model = replies(tmp_path, bash(attack), "DONE: tidied.")
+    result, events, _ = solve(repo, model, backend, "--branch", "delivered", "--output-patch", "change.patch")
+    assert victim.read_text() == "a host file\n"
+    assert events[-1]["status"] == "failed" and "patch was not written" in events[-1]["reason"], events[-1]
+    assert result.returncode != 0
+    notices = " ".join(e.get("message", "") for e in events if e["type"] == "notice")
+    assert ".git/logs/refs/heads/delivered" in notices
+    assert agentcli("undo", cwd=repo).returncode == 0
+    assert victim.read_text() == "a host file\n"
+
+
+@pytest.mark.parametrize("backend", [DOCKER, BWRAP])
+def test_undo_brings_back_the_refs_the_run_deleted_moved_or_added(repo: Path, tmp_path: Path, backend: str):
+    git(repo, "branch", "feature")
+    git(repo, "tag", "v1")
+    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+    committed = git(repo, "show", "HEAD:app.py")
+    attack = (
+        "git branch -D feature && git tag -f v1 $(git commit-tree HEAD^{tree} -m moved) && "
+        "git replace $(git rev-parse HEAD:app.py) $(echo 'evil()' | git hash-object -w --stdin) && "
+        "git checkout -q --detach && echo done"
+    )
+    solve(repo, replies(tmp_path, bash(attack), "DONE: tidied."), backend)
+    assert agentcli("undo", cwd=repo).returncode == 0
+    listing = git(repo, "for-each-ref", "--format=%(refname) %(objectname)").splitlines(keepends=True)
+    now = "".join(line for line in listing if not line.startswith("refs/agentcli/"))
+    assert now == refs and "refs/replace" not in now
+    assert git(repo, "branch", "--show-current").strip()  # on its branch again, not detached
+    assert git(repo, "show", "HEAD:app.py") == committed  # the user's git honours replace refs

@@ -15,6 +15,7 @@ import json
 import os
 import stat
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,11 +23,11 @@ from pathlib import Path
 
 from agentcli import untrusted
 from agentcli.errors import UsageError
-from agentcli.repo import mirror
+from agentcli.repo import mirror, objects
 from agentcli.repo.git import EMPTY_TREE, Git, GitError
 from agentcli.repo.snapshot import GITLINK, snapshot_tree
 
-CHECKPOINT_REFS = "refs/agentcli/checkpoints"
+CHECKPOINT_REFS = mirror.CHECKPOINT_REFS
 BEFORE_UNDO_REFS = "refs/agentcli/before-undo"
 OWN_FOLDER = ".agentcli/"  # where older versions kept their sessions inside the repository
 # Ignored files (`.env`, local data) a checkpoint keeps: each at most this big, all together at most that.
@@ -70,8 +71,11 @@ class Checkpoint:
     ignored_tree: str | None = None
     # git's own settings (`config`, `hooks/`, `info/` of the git folder), as a tree.
     git_tree: str | None = None
-    # Which of `PLANTABLE` were in the `.git` folder.
+    # Which of `PLANTABLE`, and which symbolic links, were in the `.git` folder.
     plantable: tuple[str, ...] = ()
+    # When the checkpoint was taken (seconds since the epoch): what git's folder holds that changed
+    # later is the sandbox's work (`objects.remove_forged`); None for a checkpoint that did not record it.
+    made_at: float | None = None
 
 
 def ignored_tree(git: Git) -> str | None:
@@ -98,17 +102,46 @@ def ignored_tree(git: Git) -> str | None:
 
 
 def present_plantable(root: Path) -> tuple[str, ...]:
-    """Which of `PLANTABLE` the repository's `.git` folder holds now (read without git, which would
-    follow them)."""
-    return tuple(name for name in PLANTABLE if untrusted.lstat(root / ".git", name) is not None)
+    """Which of `PLANTABLE`, and which symbolic links, the repository's `.git` folder holds now (read
+    without git, which would follow them)."""
+    dot = root / ".git"
+    found = [name for name in PLANTABLE if untrusted.lstat(dot, name) is not None]
+    return tuple(found + _links(dot))
+
+
+def _links(folder: Path) -> list[str]:
+    """The symbolic links under `folder` (none followed), relative to it. git follows a link it finds in its
+    folder when it writes there: a reflog appended to, a ref or an object written, through to a host file."""
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    found = []
+    for parent, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            path = Path(parent, name)
+            if path.is_symlink():
+                found.append(str(path.relative_to(folder)))
+    return sorted(found)
 
 
 def remove_planted(root: Path, checkpoint: Checkpoint) -> list[str]:
-    """Remove the files of `PLANTABLE` that appeared in the `.git` folder since the checkpoint (writable
-    inside the sandbox, read by the user's next git command); the ones removed. Needs no git, so that
-    nothing the sandbox did to the repository's objects can stop it."""
+    """Remove the files of `PLANTABLE` and the symbolic links that appeared in the `.git` folder since
+    the checkpoint (writable inside the sandbox, read or written through by the next git command, agentcli's
+    or the user's); the ones removed. Needs no git, so that nothing the sandbox did to the repository's
+    objects can stop it."""
     new = set(present_plantable(root)) - set(checkpoint.plantable)
     return [f".git/{name}" for name in sorted(new) if untrusted.remove(root / ".git", name)]
+
+
+def remove_forged_objects(root: Path, checkpoint: Checkpoint) -> list[str]:
+    """Remove the objects the run wrote that are not what they claim to be (`objects.py`), and bring
+    back from the mirror those of them the checkpoint needs; the paths removed, in the object store."""
+    if checkpoint.made_at is None:
+        return []
+    git = Git(root)
+    removed = objects.remove_forged(git, checkpoint.made_at)
+    if removed and (kept := mirror.repository(root)) is not None:
+        mirror.copy_missing(git, kept, checkpoint.commit)
+    return removed
 
 
 def _git_settings_files(git: Git) -> list[tuple[str, int]]:
@@ -183,6 +216,7 @@ def _restore_git_settings(git: Git, checkpoint: Checkpoint) -> None:
 def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, keep_ref: bool = True) -> Checkpoint:
     """Snapshot the working tree, index and HEAD; `keep_ref` names it under CHECKPOINT_REFS, where
     `undo` finds it (without, it lives only as long as the returned object is used)."""
+    made_at = time.time()
     plantable = present_plantable(root)
     git = Git(root)
     tree = snapshot_tree(git, exclude)
@@ -204,6 +238,7 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
             f"ignored-tree: {ignored or '-'}",
             f"git-tree: {settings or '-'}",
             f"plantable: {json.dumps(list(plantable))}",
+            f"made-at: {made_at!r}",
         ]
     )
     # The extra trees hang from parent commits of their own, so that copying the checkpoint copies them.
@@ -215,7 +250,7 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
         "commit-tree", tree, "-m", message, *(arg for parent in parents for arg in ("-p", parent)), env=identity
     )
     checkpoint = Checkpoint(
-        name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches, ignored, settings, plantable
+        name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches, ignored, settings, plantable, made_at
     )
     if keep_ref:
         git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
@@ -264,6 +299,7 @@ def load_checkpoint(root: Path, name: str | None = None, refs: str = CHECKPOINT_
         ignored_tree=fields.get("ignored-tree"),
         git_tree=fields.get("git-tree"),
         plantable=tuple(json.loads(fields.get("plantable") or "[]")),
+        made_at=float(fields["made-at"]) if fields.get("made-at") else None,
     )
 
 
@@ -329,7 +365,11 @@ def diff_since(root: Path, checkpoint: Checkpoint, *, stat: bool = False) -> str
     """The change made since the checkpoint, as a patch (or a diffstat)."""
     git = Git(root)
     now = snapshot_tree(git, checkpoint.exclude)
-    args = ["diff", "--no-ext-diff", "--no-textconv"] + (["--stat"] if stat else ["--binary", "--full-index"])
+    # The user's settings may not change the patch: no colour, git's own prefixes (`git apply` needs
+    # them), and a nested repository's new commit shown as such (between two trees, without entering it).
+    args = ["diff", "--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/"]
+    args += ["--ignore-submodules=none", "--submodule=short"]
+    args += ["--stat"] if stat else ["--binary", "--full-index"]
     return git(*args, checkpoint.tree, now)
 
 
@@ -340,7 +380,8 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
     The state being replaced is saved first (`refs/agentcli/before-undo/<name>`), so an undo can
     itself be taken back.
     """
-    git = mirror.recover(root, checkpoint.name, checkpoint.commit, checkpoint.head_ref)
+    remove_planted(root, checkpoint)  # again: a run killed before its end left them
+    git = mirror.recover(root, checkpoint.name, checkpoint.commit, checkpoint.head_ref, checkpoint.made_at)
     if git.try_("ls-files", "-z", "--", ".git-index-probe") is None:
         # An index git cannot read stops every git command; the checkpoint's own comes back below.
         untrusted.remove(git.git_dir, "index")
@@ -357,7 +398,7 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
     _restore_git_settings(git, checkpoint)
     _restore_head(git, checkpoint, before)
     if remove_branches:
-        _remove_new_branches(git, checkpoint)
+        _restore_refs(git, checkpoint)
     if checkpoint.index_tree:
         git("read-tree", checkpoint.index_tree)
     return added + restored
@@ -486,20 +527,24 @@ def _restore_head(git: Git, checkpoint: Checkpoint, now: Checkpoint) -> None:
         current = git.try_("rev-parse", "-q", "--verify", checkpoint.head_ref)
         if current != checkpoint.head:
             git("update-ref", "-m", "agentcli undo", checkpoint.head_ref, checkpoint.head)
-    elif now.head != checkpoint.head:
+    elif now.head != checkpoint.head or now.head_ref is not None:  # detached again where it was
         git("update-ref", "--no-deref", "-m", "agentcli undo", "HEAD", checkpoint.head)
 
 
-def _remove_new_branches(git: Git, checkpoint: Checkpoint) -> None:
-    """Delete the branches made since the checkpoint (`git checkout -b fix/typo`), each kept first
-    under BEFORE_UNDO_REFS so that its commits stay reachable and an undo can itself be taken back."""
+def _restore_refs(git: Git, checkpoint: Checkpoint) -> None:
+    """Put the refs back as they were at the checkpoint, each one replaced or removed kept first under
+    BEFORE_UNDO_REFS, so that its commits stay reachable and an undo can itself be taken back: all of
+    them where agentcli's copy holds the checkpoint's refs; else (a checkpoint of an attempt, or one
+    older than that copy of refs) only the branches made since go (`git checkout -b fix/typo`)."""
+    saved_under = f"{BEFORE_UNDO_REFS}/{checkpoint.name}-refs"
+    if checkpoint.made_at is not None and mirror.restore_refs(git, checkpoint.name, saved_under) is not None:
+        return
     if checkpoint.branches is None:
         return
     known = set(checkpoint.branches)
     for ref in git("for-each-ref", "--format=%(refname)", "refs/heads").split():
         if ref not in known:
-            branch = ref.removeprefix("refs/heads/")
-            git("update-ref", f"{BEFORE_UNDO_REFS}/{checkpoint.name}-branches/{branch}", ref)
+            git("update-ref", f"{saved_under}/{ref.removeprefix('refs/')}", ref)
             git("update-ref", "-d", ref)
 
 

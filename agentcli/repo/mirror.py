@@ -16,13 +16,17 @@ import stat
 import subprocess
 from pathlib import Path
 
+from agentcli import untrusted
 from agentcli.paths import repo_state_dir
+from agentcli.repo import objects
 from agentcli.repo.git import Git
 
 MIRROR = "mirror.git"
 STATE_REFS = "refs/agentcli/state"
-# The kinds of refs a checkpoint keeps, each as `refs/<kind>/*`.
-KEPT_REFS = ("heads", "tags", "remotes", "notes")
+CHECKPOINT_REFS = "refs/agentcli/checkpoints"
+# The kinds of refs a checkpoint keeps, each as `refs/<kind>/*`. agentcli's own git calls ignore replaced
+# objects, but the user's do not: a replace ref the run made would change what their next checkout writes.
+KEPT_REFS = ("heads", "tags", "remotes", "notes", "replace")
 
 
 def location(root: Path) -> Path:
@@ -62,10 +66,10 @@ def forget(root: Path, name: str, ref: str) -> None:
         mirror.try_("update-ref", "-d", kept)
 
 
-def recover(root: Path, name: str, commit: str, head_ref: str | None) -> Git:
+def recover(root: Path, name: str, commit: str, head_ref: str | None, since: float | None = None) -> Git:
     """The repository at `root`, with what the sandbox destroyed brought back from the mirror: its
     `.git` folder (`rm -rf .git`), the refs it had at the checkpoint, and every object the checkpoint
-    needs (deleted refs and `gc`, an object file removed)."""
+    needs (deleted refs and `gc`, an object file removed, one forged after `since`: `objects.py`)."""
     dot = root / ".git"
     if not dot.exists():
         dot.mkdir()
@@ -76,35 +80,90 @@ def recover(root: Path, name: str, commit: str, head_ref: str | None) -> Git:
     damaged = not (dot / "HEAD").is_file()
     if damaged:
         git("init", "-q")
+    if since is not None:
+        objects.remove_forged(git, since)
     mirror = repository(root)
     if mirror is None:
         return git
+    if since is not None and _changed_after(dot / "shallow", since):
+        # The history boundary git trusts comes back as the mirror has it (or goes, where it has none).
+        shallow = mirror.git_dir / "shallow"
+        untrusted.remove(dot, "shallow")
+        if shallow.is_file():
+            untrusted.write_bytes(dot, "shallow", shallow.read_bytes())
     if git.try_("cat-file", "-e", f"{commit}^{{commit}}") is None:
         # The checkpoint itself is gone (its refs deleted and collected, or all of .git): the refs
         # there were at the checkpoint come back with it.
         specs = [f"+{STATE_REFS}/{name}/{kind}/*:refs/{kind}/*" for kind in KEPT_REFS]
-        fetch = ["fetch", "-q", "--no-tags", "--no-write-fetch-head", "--update-head-ok", str(mirror.git_dir)]
-        git(*fetch, *specs, f"+refs/agentcli/checkpoints/{name}:refs/agentcli/checkpoints/{name}")
-    _copy_missing(git, mirror, commit)
+        git(*_fetch(mirror), *specs, f"+{CHECKPOINT_REFS}/{name}:{CHECKPOINT_REFS}/{name}")
+    copy_missing(git, mirror, commit)
     if damaged and head_ref:
         git("symbolic-ref", "HEAD", head_ref)
     return git
 
 
-def _copy_missing(git: Git, mirror: Git, commit: str) -> None:
-    """Copy from the mirror the objects the checkpoint reaches that the repository lacks."""
-    listing = git("rev-list", "--objects", "--missing=print", "--no-object-names", commit)
+def restore_refs(git: Git, name: str, saved_under: str) -> list[str] | None:
+    """Make the repository's refs of the kept kinds, and its stash, what they were at checkpoint `name`:
+    refs made since go, refs deleted or moved since come back (with their objects, from the mirror). Each
+    ref replaced or removed is kept first under `saved_under`, so its commits stay reachable and an undo
+    can itself be taken back. Symbolic refs (`refs/remotes/origin/HEAD`) are left as they are. Returns
+    the refs changed (`heads/feature`, `stash`); None where the mirror holds no such checkpoint."""
+    mirror = repository(git.root)
+    if mirror is None or mirror.try_("rev-parse", "-q", "--verify", f"{CHECKPOINT_REFS}/{name}") is None:
+        return None
+    prefix = f"{STATE_REFS}/{name}/"
+    then = {ref.removeprefix(prefix): oid for ref, oid in _refs(mirror, prefix).items()}
+    patterns = [f"refs/{kind}/" for kind in KEPT_REFS] + ["refs/stash"]
+    now = {ref.removeprefix("refs/"): oid for ref, oid in _refs(git, *patterns).items()}
+    changed = sorted(ref for ref in then.keys() | now.keys() if then.get(ref) != now.get(ref))
+    for ref in changed:
+        if ref in now:
+            git("update-ref", f"{saved_under}/{ref}", now[ref])
+            git("update-ref", "--no-deref", "-d", f"refs/{ref}")
+    if back := [ref for ref in changed if ref in then]:
+        git(*_fetch(mirror), *(f"+{prefix}{ref}:refs/{ref}" for ref in back))
+    return changed
+
+
+def _fetch(mirror: Git) -> list[str]:
+    """A fetch from the mirror that touches only the refs it names (whatever the repository's settings say)."""
+    flags = ["-q", "--no-tags", "--no-prune", "--no-recurse-submodules", "--no-write-fetch-head", "--update-head-ok"]
+    return ["fetch", *flags, str(mirror.git_dir)]
+
+
+def _refs(git: Git, *patterns: str) -> dict[str, str]:
+    """{ref: object} of the refs under `patterns`, symbolic ones left out."""
+    listing = git("for-each-ref", "--format=%(refname) %(objectname) %(symref)", *patterns)
+    fields = [line.split(" ") for line in listing.splitlines()]
+    return {f[0]: f[1] for f in fields if len(f) >= 2 and not (len(f) > 2 and f[2])}
+
+
+def copy_missing(git: Git, mirror: Git, commit: str) -> None:
+    """Copy from the mirror the objects the checkpoint reaches that the repository lacks. The walk
+    stops at the mirror's shallow boundary, not the repository's (which the sandbox can write). A missing
+    commit or tree hides what it reaches from the walk: all of that is copied with it (git skips what
+    the repository holds)."""
+    shallow = mirror.git_dir / "shallow"
+    boundary = str(shallow) if shallow.is_file() else os.devnull
+    listing = git("--shallow-file", boundary, "rev-list", "--objects", "--missing=print", "--no-object-names", commit)
     missing = [line[1:] for line in listing.split() if line.startswith("?")]
     if not missing:
         return
     pack = subprocess.run(
-        ["git", "pack-objects", "--stdout", "-q"],
+        ["git", "pack-objects", "--revs", "--stdout", "-q"],
         input=("\n".join(missing) + "\n").encode(),
         capture_output=True,
         env=mirror.env,
         check=True,
     ).stdout
     subprocess.run(["git", "unpack-objects", "-q"], input=pack, capture_output=True, env=git.env, check=True)
+
+
+def _changed_after(path: Path, since: float) -> bool:
+    try:
+        return path.lstat().st_ctime >= since - 1
+    except OSError:
+        return False
 
 
 def _remove_special_files(folder: Path) -> None:

@@ -13,8 +13,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli import untrusted
 from agentcli.errors import UsageError
-from agentcli.repo.checkpoint import Checkpoint, fallback_identity, scratch_index, snapshot_tree
+from agentcli.repo.checkpoint import Checkpoint, diff_since, fallback_identity, scratch_index
 from agentcli.repo.git import Git
 
 
@@ -36,7 +37,7 @@ def slug(text: str, limit: int = 40) -> str:
 def branch_name(git: Git, requested: str, task: str) -> str:
     """The branch to commit to: the requested name, or a fresh `agentcli/<slug>` for "auto"."""
     if requested != "auto":
-        if git.try_("check-ref-format", "--branch", requested) is None:
+        if not _valid_branch(git, requested):
             raise UsageError(f"invalid branch name: {requested!r}")
         return requested
     base = f"agentcli/{slug(task)}"
@@ -47,12 +48,17 @@ def branch_name(git: Git, requested: str, task: str) -> str:
     return name
 
 
+def _valid_branch(git: Git, name: str) -> bool:
+    """A name git takes for a branch as it is written (`check-ref-format --branch` would expand `@{-1}`)."""
+    return not name.startswith("-") and git.try_("check-ref-format", f"refs/heads/{name}") is not None
+
+
 def validate_branch(root: Path, requested: str | None) -> None:
     """Fail before the run, not after it, on a name git would refuse or a branch that exists."""
     if not requested or requested == "auto":
         return
     git = Git(root)
-    if git.try_("check-ref-format", "--branch", requested) is None:
+    if not _valid_branch(git, requested):
         raise UsageError(f"invalid branch name: {requested!r}")
     if git.try_("rev-parse", "-q", "--verify", f"refs/heads/{requested}") is not None:
         raise UsageError(f"branch {requested!r} already exists: choose another name or delete it")
@@ -60,10 +66,27 @@ def validate_branch(root: Path, requested: str | None) -> None:
 
 def change_patch(root: Path, checkpoint: Checkpoint) -> str:
     """The run's change as a binary-safe patch against the checkpoint."""
-    git = Git(root)
-    now = snapshot_tree(git, checkpoint.exclude)
-    patch = git("diff", "--no-ext-diff", "--no-textconv", "--binary", "--full-index", checkpoint.tree, now)
+    patch = diff_since(root, checkpoint)
     return patch + "\n" if patch and not patch.endswith("\n") else patch
+
+
+def fixed_patch_path(path: Path) -> Path:
+    """`--output-patch` with its folder resolved now, while every folder on the way is still the user's."""
+    return path.parent.resolve() / path.name
+
+
+def write_patch(root: Path, path: Path, patch: str) -> None:
+    """Write the patch (its bytes exactly, whatever their encoding) to `path` (from `fixed_patch_path`).
+
+    Inside the repository the sandbox could have put a link, a FIFO or a linked folder at the path:
+    it is written without following any (NotAFile), never through one to a host file.
+    """
+    data = patch.encode("utf-8", "surrogateescape")
+    try:
+        untrusted.write_bytes(root.resolve(), path.relative_to(root.resolve()), data)
+    except ValueError:  # outside the repository: only the last part can be new since the run began
+        path.parent.mkdir(parents=True, exist_ok=True)
+        untrusted.write_bytes(path.parent, path.name, data)
 
 
 def commit_change(root: Path, checkpoint: Checkpoint, branch: str, message: str) -> str:
@@ -88,7 +111,9 @@ def commit_change(root: Path, checkpoint: Checkpoint, branch: str, message: str)
         if checkpoint.head:
             args += ["-p", checkpoint.head]
         commit = _commit_tree(git, args, message)
-    git("update-ref", "-m", "agentcli: commit the run's change", f"refs/heads/{branch}", commit, "0" * 40)
+    # --no-deref: a symbolic ref the run planted under the name is replaced, not followed to another branch.
+    ref = f"refs/heads/{branch}"
+    git("update-ref", "--no-deref", "-m", "agentcli: commit the run's change", ref, commit, "0" * 40)
     return commit
 
 

@@ -382,8 +382,11 @@ class Session:
 
     def _deliver(self, result: RunFinished, checkpoint: cp.Checkpoint, task: str, delivery: Delivery) -> None:
         if delivery.patch_path is not None:
-            delivery.patch_path.write_text(publish.change_patch(self.root, checkpoint))
-            result.patch = str(delivery.patch_path)
+            try:
+                publish.write_patch(self.root, delivery.patch_path, publish.change_patch(self.root, checkpoint))
+                result.patch = str(delivery.patch_path)
+            except OSError as e:
+                result.status, result.reason = "failed", f"the patch was not written to {delivery.patch_path}: {e}"
         if delivery.branch and result.status == "finished" and result.files_changed:
             git = cp.Git(self.root)
             name = publish.branch_name(git, delivery.branch, task)
@@ -411,6 +414,10 @@ class Session:
     def _remove_planted(self, checkpoint: cp.Checkpoint) -> None:
         if planted := cp.remove_planted(self.root, checkpoint):
             self.notify(f"removed what the run planted in git's folder: {', '.join(planted)}")
+        with contextlib.suppress(GitError, OSError):
+            if forged := cp.remove_forged_objects(self.root, checkpoint):
+                shown = ", ".join(forged[:3]) + (", ..." if len(forged) > 3 else "")
+                self.notify(f"removed objects the run forged in git's object store: {shown}")
 
     def close(self) -> None:
         self.close_sandbox()
@@ -511,6 +518,8 @@ def solve(request: SolveRequest) -> SolveResult:
         publish.validate_branch(request.repo, delivery.branch)
     elif delivery.branch or delivery.patch_path or not delivery.apply:
         raise UsageError("--branch, --output-patch and --no-apply need a git repository")
+    if delivery.patch_path is not None:
+        delivery.patch_path = publish.fixed_patch_path(delivery.patch_path)
     session = Session(request.repo, request.settings, use_git=request.use_git, listeners=request.listeners)
     try:
         session.context.check_task(request.task, str(request.repo))  # a --context-budget too small: exit 2

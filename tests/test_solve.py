@@ -495,7 +495,7 @@ def test_a_branch_an_attempt_made_is_gone_when_it_is_taken_back_and_after_undo(f
     branches = git(failing_repo, "branch", "--format=%(refname:short)").split()
     assert "fix/typo" not in branches and "keep-me" in branches
     kept = git(failing_repo, "for-each-ref", "--format=%(refname)", "refs/agentcli/before-undo")
-    assert "-refs/heads/fix/typo" in kept  # its commits stay reachable
+    assert "/heads/fix/typo" in kept  # its commits stay reachable
 
 
 def test_a_right_change_left_by_an_attempt_that_gave_up_comes_back_when_no_later_attempt_does_better(

@@ -36,6 +36,7 @@ IGNORED_TOTAL_CAP = 100 * 1024 * 1024
 # Files of the git folder that git reads as settings and that are not mounted read-only in the sandbox
 # (they may not exist, and a mount would create them): `commondir` would point git at other settings.
 PLANTABLE = ("commondir", "config.worktree")
+SHALLOW = "shallow"
 
 
 def find_repo_root(path: Path) -> Path | None:
@@ -76,6 +77,8 @@ class Checkpoint:
     # When the checkpoint was taken (seconds since the epoch): what git's folder holds that changed
     # later is the sandbox's work (`objects.remove_forged`); None for a checkpoint that did not record it.
     made_at: float | None = None
+    # The object store's folders then (`objects.folder_identities`).
+    store_folders: tuple[int, ...] | None = None
 
 
 def ignored_tree(git: Git) -> str | None:
@@ -112,14 +115,20 @@ def present_plantable(root: Path) -> tuple[str, ...]:
 def _links(folder: Path) -> list[str]:
     """The symbolic links under `folder` (none followed), relative to it. git follows a link it finds in its
     folder when it writes there: a reflog appended to, a ref or an object written, through to a host file."""
-    if folder.is_symlink() or not folder.is_dir():
-        return []
-    found = []
-    for parent, dirs, files in os.walk(folder):
-        for name in [*dirs, *files]:
-            path = Path(parent, name)
-            if path.is_symlink():
-                found.append(str(path.relative_to(folder)))
+    found: list[str] = []
+    pending = [""] if folder.is_dir() and not folder.is_symlink() else []
+    while pending:
+        relative = pending.pop()
+        try:
+            entries = list(os.scandir(folder / relative))
+        except OSError:
+            continue
+        for entry in entries:
+            path = f"{relative}/{entry.name}" if relative else entry.name
+            if entry.is_symlink():
+                found.append(path)
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(path)
     return sorted(found)
 
 
@@ -129,6 +138,8 @@ def remove_planted(root: Path, checkpoint: Checkpoint) -> list[str]:
     or the user's); the ones removed. Needs no git, so that nothing the sandbox did to the repository's
     objects can stop it."""
     new = set(present_plantable(root)) - set(checkpoint.plantable)
+    if checkpoint.made_at is None:  # an older checkpoint, which recorded no links: the user's may be there
+        new &= set(PLANTABLE)
     return [f".git/{name}" for name in sorted(new) if untrusted.remove(root / ".git", name)]
 
 
@@ -138,16 +149,18 @@ def remove_forged_objects(root: Path, checkpoint: Checkpoint) -> list[str]:
     if checkpoint.made_at is None:
         return []
     git = Git(root)
-    removed = objects.remove_forged(git, checkpoint.made_at)
+    removed = objects.remove_forged(git, checkpoint.made_at, checkpoint.store_folders)
     if removed and (kept := mirror.repository(root)) is not None:
-        mirror.copy_missing(git, kept, checkpoint.commit)
+        mirror.copy_missing(git, kept, [checkpoint.commit])
     return removed
 
 
 def _git_settings_files(git: Git) -> list[tuple[str, int]]:
-    """(path in the git folder, mode) of the regular files that make git run things: `config`, `hooks/`, `info/`."""
+    """(path in the git folder, mode) of the regular files that make git run things or steer what it reads:
+    `config`, `hooks/`, `info/`, and `shallow` (where history ends: one planted stops undo's walk)."""
     found = []
-    names = ["config", *PLANTABLE, *(f"{d}/{n}" for d in ("hooks", "info") for n in _names(git.common_dir / d))]
+    folders = [f"{d}/{n}" for d in ("hooks", "info") for n in _names(git.common_dir / d)]
+    names = ["config", SHALLOW, *PLANTABLE, *folders]
     for relative in names:
         status = untrusted.lstat(git.common_dir, relative)
         if status is not None and stat.S_ISREG(status.st_mode) and status.st_size <= IGNORED_FILE_CAP:
@@ -191,7 +204,8 @@ def _settings_changes(git: Git, checkpoint: Checkpoint) -> list[str]:
         return []
     now = git_settings_tree(git) or EMPTY_TREE
     out = git("diff-tree", "-r", "--no-renames", "--name-only", "-z", checkpoint.git_tree, now)
-    return [path for path in out.split("\0") if path]
+    # An older checkpoint did not keep `shallow`: it is no change the run made, and must not go.
+    return [path for path in out.split("\0") if path and (path != SHALLOW or checkpoint.made_at is not None)]
 
 
 def _restore_git_settings(git: Git, checkpoint: Checkpoint) -> None:
@@ -219,6 +233,7 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
     made_at = time.time()
     plantable = present_plantable(root)
     git = Git(root)
+    store_folders = objects.folder_identities(git)
     tree = snapshot_tree(git, exclude)
     ignored = ignored_tree(git)
     settings = git_settings_tree(git)
@@ -239,6 +254,7 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
             f"git-tree: {settings or '-'}",
             f"plantable: {json.dumps(list(plantable))}",
             f"made-at: {made_at!r}",
+            f"store-folders: {json.dumps(list(store_folders))}",
         ]
     )
     # The extra trees hang from parent commits of their own, so that copying the checkpoint copies them.
@@ -250,8 +266,9 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
         "commit-tree", tree, "-m", message, *(arg for parent in parents for arg in ("-p", parent)), env=identity
     )
     checkpoint = Checkpoint(
-        name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches, ignored, settings, plantable, made_at
+        name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches, ignored, settings, plantable
     )
+    checkpoint.made_at, checkpoint.store_folders = made_at, store_folders
     if keep_ref:
         git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
         mirror.keep(git, name, f"{CHECKPOINT_REFS}/{name}", commit)
@@ -300,6 +317,7 @@ def load_checkpoint(root: Path, name: str | None = None, refs: str = CHECKPOINT_
         git_tree=fields.get("git-tree"),
         plantable=tuple(json.loads(fields.get("plantable") or "[]")),
         made_at=float(fields["made-at"]) if fields.get("made-at") else None,
+        store_folders=tuple(json.loads(fields["store-folders"])) if fields.get("store-folders") else None,
     )
 
 
@@ -381,7 +399,8 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
     itself be taken back.
     """
     remove_planted(root, checkpoint)  # again: a run killed before its end left them
-    git = mirror.recover(root, checkpoint.name, checkpoint.commit, checkpoint.head_ref, checkpoint.made_at)
+    trusted = (checkpoint.made_at, checkpoint.store_folders)
+    git = mirror.recover(root, checkpoint.name, checkpoint.commit, checkpoint.head_ref, *trusted)
     if git.try_("ls-files", "-z", "--", ".git-index-probe") is None:
         # An index git cannot read stops every git command; the checkpoint's own comes back below.
         untrusted.remove(git.git_dir, "index")
@@ -398,7 +417,7 @@ def restore(root: Path, checkpoint: Checkpoint, *, remove_branches: bool = True)
     _restore_git_settings(git, checkpoint)
     _restore_head(git, checkpoint, before)
     if remove_branches:
-        _restore_refs(git, checkpoint)
+        _restore_refs(git, checkpoint, f"{BEFORE_UNDO_REFS}/{before.name}")
     if checkpoint.index_tree:
         git("read-tree", checkpoint.index_tree)
     return added + restored
@@ -526,17 +545,17 @@ def _restore_head(git: Git, checkpoint: Checkpoint, now: Checkpoint) -> None:
     if checkpoint.head_ref:
         current = git.try_("rev-parse", "-q", "--verify", checkpoint.head_ref)
         if current != checkpoint.head:
-            git("update-ref", "-m", "agentcli undo", checkpoint.head_ref, checkpoint.head)
+            git("update-ref", "--no-deref", "-m", "agentcli undo", checkpoint.head_ref, checkpoint.head)
     elif now.head != checkpoint.head or now.head_ref is not None:  # detached again where it was
         git("update-ref", "--no-deref", "-m", "agentcli undo", "HEAD", checkpoint.head)
 
 
-def _restore_refs(git: Git, checkpoint: Checkpoint) -> None:
+def _restore_refs(git: Git, checkpoint: Checkpoint, saved_under: str) -> None:
     """Put the refs back as they were at the checkpoint, each one replaced or removed kept first under
-    BEFORE_UNDO_REFS, so that its commits stay reachable and an undo can itself be taken back: all of
-    them where agentcli's copy holds the checkpoint's refs; else (a checkpoint of an attempt, or one
-    older than that copy of refs) only the branches made since go (`git checkout -b fix/typo`)."""
-    saved_under = f"{BEFORE_UNDO_REFS}/{checkpoint.name}-refs"
+    `saved_under` (one for each undo), so that its commits stay reachable and an undo can itself be
+    taken back: all of them where agentcli's copy holds the checkpoint's refs; else (a checkpoint of an
+    attempt, or one older than that copy of refs) only the branches made since go (`git checkout -b
+    fix/typo`)."""
     if checkpoint.made_at is not None and mirror.restore_refs(git, checkpoint.name, saved_under) is not None:
         return
     if checkpoint.branches is None:

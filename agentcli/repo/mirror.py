@@ -16,10 +16,9 @@ import stat
 import subprocess
 from pathlib import Path
 
-from agentcli import untrusted
 from agentcli.paths import repo_state_dir
 from agentcli.repo import objects
-from agentcli.repo.git import Git
+from agentcli.repo.git import TIMEOUT_S, Git, GitError
 
 MIRROR = "mirror.git"
 STATE_REFS = "refs/agentcli/state"
@@ -66,10 +65,18 @@ def forget(root: Path, name: str, ref: str) -> None:
         mirror.try_("update-ref", "-d", kept)
 
 
-def recover(root: Path, name: str, commit: str, head_ref: str | None, since: float | None = None) -> Git:
+def recover(
+    root: Path,
+    name: str,
+    commit: str,
+    head_ref: str | None,
+    since: float | None = None,
+    store_folders: tuple[int, ...] | None = None,
+) -> Git:
     """The repository at `root`, with what the sandbox destroyed brought back from the mirror: its
     `.git` folder (`rm -rf .git`), the refs it had at the checkpoint, and every object the checkpoint
-    needs (deleted refs and `gc`, an object file removed, one forged after `since`: `objects.py`)."""
+    and those refs need (deleted refs and `gc`, an object file removed, one forged after `since`, the
+    checkpoint's time, in a store whose folders were then `store_folders`: `objects.py`)."""
     dot = root / ".git"
     if not dot.exists():
         dot.mkdir()
@@ -81,33 +88,29 @@ def recover(root: Path, name: str, commit: str, head_ref: str | None, since: flo
     if damaged:
         git("init", "-q")
     if since is not None:
-        objects.remove_forged(git, since)
+        objects.remove_forged(git, since, store_folders)
     mirror = repository(root)
     if mirror is None:
         return git
-    if since is not None and _changed_after(dot / "shallow", since):
-        # The history boundary git trusts comes back as the mirror has it (or goes, where it has none).
-        shallow = mirror.git_dir / "shallow"
-        untrusted.remove(dot, "shallow")
-        if shallow.is_file():
-            untrusted.write_bytes(dot, "shallow", shallow.read_bytes())
     if git.try_("cat-file", "-e", f"{commit}^{{commit}}") is None:
         # The checkpoint itself is gone (its refs deleted and collected, or all of .git): the refs
         # there were at the checkpoint come back with it.
         specs = [f"+{STATE_REFS}/{name}/{kind}/*:refs/{kind}/*" for kind in KEPT_REFS]
         git(*_fetch(mirror), *specs, f"+{CHECKPOINT_REFS}/{name}:{CHECKPOINT_REFS}/{name}")
-    copy_missing(git, mirror, commit)
+    copy_missing(git, mirror, [commit, *_refs(mirror, f"{STATE_REFS}/{name}/").values()])
     if damaged and head_ref:
         git("symbolic-ref", "HEAD", head_ref)
     return git
 
 
 def restore_refs(git: Git, name: str, saved_under: str) -> list[str] | None:
-    """Make the repository's refs of the kept kinds, and its stash, what they were at checkpoint `name`:
-    refs made since go, refs deleted or moved since come back (with their objects, from the mirror). Each
-    ref replaced or removed is kept first under `saved_under`, so its commits stay reachable and an undo
-    can itself be taken back. Symbolic refs (`refs/remotes/origin/HEAD`) are left as they are. Returns
-    the refs changed (`heads/feature`, `stash`); None where the mirror holds no such checkpoint."""
+    """Make the repository's refs of the kept kinds what they were at checkpoint `name`: refs made since
+    go, refs deleted or moved since come back (their objects are there: `recover`). Each ref replaced
+    or removed is kept first under `saved_under`, so its commits stay reachable and an undo can itself
+    be taken back. A symbolic ref that still names the same commit (`refs/remotes/origin/HEAD`) stays
+    as it is; one that does not is made a plain ref again. The stash is brought back only where it is
+    gone: deleting it would take its older entries with its reflog. Returns the refs changed
+    (`heads/feature`); None where the mirror holds no such checkpoint."""
     mirror = repository(git.root)
     if mirror is None or mirror.try_("rev-parse", "-q", "--verify", f"{CHECKPOINT_REFS}/{name}") is None:
         return None
@@ -116,12 +119,15 @@ def restore_refs(git: Git, name: str, saved_under: str) -> list[str] | None:
     patterns = [f"refs/{kind}/" for kind in KEPT_REFS] + ["refs/stash"]
     now = {ref.removeprefix("refs/"): oid for ref, oid in _refs(git, *patterns).items()}
     changed = sorted(ref for ref in then.keys() | now.keys() if then.get(ref) != now.get(ref))
-    for ref in changed:
+    changed = [ref for ref in changed if not (ref == "stash" and ref in now)]
+    for ref in changed:  # removals first: a new `heads/fix/typo` would stop `heads/fix` coming back
         if ref in now:
-            git("update-ref", f"{saved_under}/{ref}", now[ref])
-            git("update-ref", "--no-deref", "-d", f"refs/{ref}")
-    if back := [ref for ref in changed if ref in then]:
-        git(*_fetch(mirror), *(f"+{prefix}{ref}:refs/{ref}" for ref in back))
+            git.try_("update-ref", f"{saved_under}/{ref}", now[ref])  # fails only for a missing object
+        if ref not in then:
+            git.try_("update-ref", "--no-deref", "-d", f"refs/{ref}")
+    for ref in changed:
+        if ref in then:
+            git.try_("update-ref", "--no-deref", "-m", "agentcli undo", f"refs/{ref}", then[ref])
     return changed
 
 
@@ -132,38 +138,44 @@ def _fetch(mirror: Git) -> list[str]:
 
 
 def _refs(git: Git, *patterns: str) -> dict[str, str]:
-    """{ref: object} of the refs under `patterns`, symbolic ones left out."""
-    listing = git("for-each-ref", "--format=%(refname) %(objectname) %(symref)", *patterns)
-    fields = [line.split(" ") for line in listing.splitlines()]
-    return {f[0]: f[1] for f in fields if len(f) >= 2 and not (len(f) > 2 and f[2])}
+    """{ref: the object it names} of the refs under `patterns`; a symbolic ref by the object its target
+    names, or by its target's name where that names none."""
+    listing = git("for-each-ref", "--format=%(objectname) %(symref) %(refname)", *patterns)
+    found = {}
+    for line in listing.splitlines():
+        oid, target, ref = line.split(" ", 2)
+        found[ref] = oid or f"ref: {target}"
+    return found
 
 
-def copy_missing(git: Git, mirror: Git, commit: str) -> None:
-    """Copy from the mirror the objects the checkpoint reaches that the repository lacks. The walk
-    stops at the mirror's shallow boundary, not the repository's (which the sandbox can write). A missing
-    commit or tree hides what it reaches from the walk: all of that is copied with it (git skips what
-    the repository holds)."""
+def copy_missing(git: Git, mirror: Git, tips: list[str]) -> None:
+    """Copy from the mirror the objects `tips` reach that the repository lacks. The walk stops at the
+    mirror's shallow boundary, not the repository's (which the sandbox can write). A missing commit or
+    tree hides what it reaches from the walk: all of that is copied with it (git skips what the
+    repository holds)."""
     shallow = mirror.git_dir / "shallow"
     boundary = str(shallow) if shallow.is_file() else os.devnull
-    listing = git("--shallow-file", boundary, "rev-list", "--objects", "--missing=print", "--no-object-names", commit)
-    missing = [line[1:] for line in listing.split() if line.startswith("?")]
+    checked = git("cat-file", "--batch-check=%(objectname)", input="".join(f"{tip}\n" for tip in tips))
+    absent = [line.split()[0] for line in checked.splitlines() if line.endswith(" missing")]
+    present = [tip for tip in dict.fromkeys(tips) if tip not in absent]
+    walk = ["--shallow-file", boundary, "rev-list", "--objects", "--missing=print", "--no-object-names"]
+    listing = git(*walk, *present) if present else ""
+    missing = absent + [line[1:] for line in listing.split() if line.startswith("?")]
     if not missing:
         return
-    pack = subprocess.run(
-        ["git", "pack-objects", "--revs", "--stdout", "-q"],
-        input=("\n".join(missing) + "\n").encode(),
-        capture_output=True,
-        env=mirror.env,
-        check=True,
-    ).stdout
-    subprocess.run(["git", "unpack-objects", "-q"], input=pack, capture_output=True, env=git.env, check=True)
+    pack = _git_bytes(mirror, ["pack-objects", "--revs", "--stdout", "-q"], ("\n".join(missing) + "\n").encode())
+    _git_bytes(git, ["unpack-objects", "-q"], pack)
 
 
-def _changed_after(path: Path, since: float) -> bool:
+def _git_bytes(git: Git, args: list[str], data: bytes) -> bytes:
+    """git with bytes in and out (a pack); GitError when it fails."""
     try:
-        return path.lstat().st_ctime >= since - 1
-    except OSError:
-        return False
+        done = subprocess.run(["git", *args], input=data, capture_output=True, env=git.env, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise GitError(args, 124, f"stopped after {TIMEOUT_S:g} s") from None
+    if done.returncode != 0:
+        raise GitError(args, done.returncode, done.stderr.decode(errors="replace"))
+    return done.stdout
 
 
 def _remove_special_files(folder: Path) -> None:

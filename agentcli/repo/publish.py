@@ -50,7 +50,9 @@ def branch_name(git: Git, requested: str, task: str) -> str:
 
 def _valid_branch(git: Git, name: str) -> bool:
     """A name git takes for a branch as it is written (`check-ref-format --branch` would expand `@{-1}`)."""
-    return not name.startswith("-") and git.try_("check-ref-format", f"refs/heads/{name}") is not None
+    if name.startswith("-") or name == "HEAD":  # refs/heads/HEAD would make `HEAD` ambiguous
+        return False
+    return git.try_("check-ref-format", f"refs/heads/{name}") is not None
 
 
 def validate_branch(root: Path, requested: str | None) -> None:
@@ -79,14 +81,14 @@ def write_patch(root: Path, path: Path, patch: str) -> None:
     """Write the patch (its bytes exactly, whatever their encoding) to `path` (from `fixed_patch_path`).
 
     Inside the repository the sandbox could have put a link, a FIFO or a linked folder at the path:
-    it is written without following any (NotAFile), never through one to a host file.
+    there it is written without following any (NotAFile), never through one to a host file.
     """
     data = patch.encode("utf-8", "surrogateescape")
     try:
         untrusted.write_bytes(root.resolve(), path.relative_to(root.resolve()), data)
-    except ValueError:  # outside the repository: only the last part can be new since the run began
+    except ValueError:  # outside the repository: the sandbox cannot reach it, and a link there is the user's
         path.parent.mkdir(parents=True, exist_ok=True)
-        untrusted.write_bytes(path.parent, path.name, data)
+        path.write_bytes(data)
 
 
 def commit_change(root: Path, checkpoint: Checkpoint, branch: str, message: str) -> str:

@@ -44,7 +44,7 @@ from agentcli.models.base import Model, ModelError, ModelUnavailable
 from agentcli.models.resolve import create_routed_model, default_model_name
 from agentcli.policies import Policies
 from agentcli.repo import checkpoint as cp
-from agentcli.repo import publish
+from agentcli.repo import objects, publish
 from agentcli.repo.git import GitError
 from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
@@ -417,7 +417,10 @@ class Session:
         with contextlib.suppress(GitError, OSError):
             if forged := cp.remove_forged_objects(self.root, checkpoint):
                 shown = ", ".join(forged[:3]) + (", ..." if len(forged) > 3 else "")
-                self.notify(f"removed objects the run forged in git's object store: {shown}")
+                self.notify(
+                    f"took out of git's object store what the run changed that is not what it claims ({shown}; "
+                    f"a pack goes to .git/{objects.QUARANTINE})"
+                )
 
     def close(self) -> None:
         self.close_sandbox()

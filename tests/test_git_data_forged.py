@@ -287,12 +287,14 @@ def test_undo_keeps_the_users_older_stash_entries(repo: Path):
     for i in range(3):
         (repo / "a.txt").write_text(f"stashed {i}\n")
         git(repo, "stash", "-q")
-    entries = git(repo, "stash", "list").splitlines()
+    entries = git(repo, "log", "-g", "--format=%H", "refs/stash").split()
     cp.create_checkpoint(repo, "s15")
+    git(repo, "stash", "drop", "-q")  # the run drops the newest entry, and stashes one of its own
     (repo / "a.txt").write_text("the run's\n")
-    git(repo, "stash", "-q")  # the run stashes: deleting refs/stash to put it back would drop the rest
-    undo(repo, "s15")
-    assert len(git(repo, "stash", "list").splitlines()) == len(entries) + 1
+    git(repo, "stash", "-q")
+    undo(repo, "s15")  # deleting refs/stash to put it back would drop the rest with its reflog
+    after = git(repo, "log", "-g", "--format=%H", "refs/stash").split()
+    assert after[0] == entries[0] and set(entries) <= set(after)
 
 
 def test_undo_does_not_write_through_a_branch_the_run_made_symbolic(repo: Path):
@@ -380,3 +382,41 @@ def test_a_file_where_git_writes_loose_objects_does_not_stop_undo(repo: Path):
     cp.remove_forged_objects(repo, checkpoint)
     undo(repo, "s23")
     assert (repo / "a.txt").read_text() == "one\ntwo\n" and not (store / free).is_file()
+
+
+# Found by a review of the second version.
+
+
+def test_a_remote_head_stays_symbolic_and_a_branch_made_symbolic_goes_plain(repo: Path, tmp_path: Path):
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    refs = git(clone, "for-each-ref", "--format=%(refname) %(objectname) %(symref)")
+    cp.create_checkpoint(clone, "s24")
+    (repo / "a.txt").write_text("upstream moved\n")
+    git(repo, "commit", "-qam", "upstream")
+    git(clone, "fetch", "-q")  # the run: origin/HEAD now names another commit, through origin/main
+    git(clone, "symbolic-ref", "refs/heads/main", "refs/remotes/origin/main")  # the user's commits would go there
+    undo(clone, "s24")
+    assert git(clone, "symbolic-ref", "refs/remotes/origin/HEAD").strip() == "refs/remotes/origin/main"
+    assert subprocess.run(["git", "symbolic-ref", "-q", "refs/heads/main"], cwd=clone).returncode == 1
+    now = git(clone, "for-each-ref", "--format=%(refname) %(objectname) %(symref)").splitlines(keepends=True)
+    assert "".join(line for line in now if not line.startswith("refs/agentcli/")) == refs
+
+
+def test_a_pack_only_the_checkpoint_freshened_is_not_checked_again(repo: Path, monkeypatch):
+    git(repo, "gc", "-q")
+    time.sleep(1.1)
+    checkpoint = cp.create_checkpoint(repo, "s25")  # writes objects the pack holds: git touches the pack
+    checked = []
+    monkeypatch.setattr(Git, "try_", lambda self, *a, **k: checked.append(a) or "")
+    assert cp.remove_forged_objects(repo, checkpoint) == []
+    assert not [a for a in checked if a[:1] == ("verify-pack",)]
+
+
+def test_a_multi_pack_index_written_since_goes_and_is_never_read(repo: Path):
+    checkpoint = cp.create_checkpoint(repo, "s26")
+    chain = repo / ".git" / "objects" / "pack" / "multi-pack-index.d"
+    chain.mkdir(parents=True)
+    (chain / "multi-pack-index-chain").write_text("0" * 40 + "\n")
+    assert "pack/multi-pack-index.d" in cp.remove_forged_objects(repo, checkpoint)
+    assert Git(repo)("config", "core.multiPackIndex") == "false"

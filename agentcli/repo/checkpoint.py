@@ -79,6 +79,8 @@ class Checkpoint:
     made_at: float | None = None
     # The object store's folders then (`objects.folder_identities`).
     store_folders: tuple[int, ...] | None = None
+    # The symbolic refs of the kinds the mirror keeps ({ref: target}): the mirror holds them as plain ones.
+    symrefs: dict[str, str] | None = None
 
 
 def ignored_tree(git: Git) -> str | None:
@@ -151,7 +153,7 @@ def remove_forged_objects(root: Path, checkpoint: Checkpoint) -> list[str]:
     git = Git(root)
     removed = objects.remove_forged(git, checkpoint.made_at, checkpoint.store_folders)
     if removed and (kept := mirror.repository(root)) is not None:
-        mirror.copy_missing(git, kept, [checkpoint.commit])
+        mirror.copy_missing(git, kept, mirror.kept_tips(kept, checkpoint.name, checkpoint.commit))
     return removed
 
 
@@ -230,7 +232,6 @@ def _restore_git_settings(git: Git, checkpoint: Checkpoint) -> None:
 def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, keep_ref: bool = True) -> Checkpoint:
     """Snapshot the working tree, index and HEAD; `keep_ref` names it under CHECKPOINT_REFS, where
     `undo` finds it (without, it lives only as long as the returned object is used)."""
-    made_at = time.time()
     plantable = present_plantable(root)
     git = Git(root)
     store_folders = objects.folder_identities(git)
@@ -241,6 +242,10 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
     head = git.try_("rev-parse", "-q", "--verify", "HEAD^{commit}")
     head_ref = git.try_("symbolic-ref", "-q", "HEAD")
     branches = tuple(git("for-each-ref", "--format=%(refname)", "refs/heads").split())
+    symrefs = mirror.symbolic_refs(git)
+    # After the writes above: git "freshens" a pack holding an object it was asked to write (a new change
+    # time), and a pack only the checkpoint freshened is no change of the run's.
+    made_at = time.time()
     message = "\n".join(
         [
             f"agentcli checkpoint {name}",
@@ -255,6 +260,7 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
             f"plantable: {json.dumps(list(plantable))}",
             f"made-at: {made_at!r}",
             f"store-folders: {json.dumps(list(store_folders))}",
+            f"symrefs: {json.dumps(symrefs)}",
         ]
     )
     # The extra trees hang from parent commits of their own, so that copying the checkpoint copies them.
@@ -268,7 +274,7 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
     checkpoint = Checkpoint(
         name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches, ignored, settings, plantable
     )
-    checkpoint.made_at, checkpoint.store_folders = made_at, store_folders
+    checkpoint.made_at, checkpoint.store_folders, checkpoint.symrefs = made_at, store_folders, symrefs
     if keep_ref:
         git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
         mirror.keep(git, name, f"{CHECKPOINT_REFS}/{name}", commit)
@@ -318,6 +324,7 @@ def load_checkpoint(root: Path, name: str | None = None, refs: str = CHECKPOINT_
         plantable=tuple(json.loads(fields.get("plantable") or "[]")),
         made_at=float(fields["made-at"]) if fields.get("made-at") else None,
         store_folders=tuple(json.loads(fields["store-folders"])) if fields.get("store-folders") else None,
+        symrefs=json.loads(fields["symrefs"]) if fields.get("symrefs") else None,
     )
 
 
@@ -556,15 +563,16 @@ def _restore_refs(git: Git, checkpoint: Checkpoint, saved_under: str) -> None:
     taken back: all of them where agentcli's copy holds the checkpoint's refs; else (a checkpoint of an
     attempt, or one older than that copy of refs) only the branches made since go (`git checkout -b
     fix/typo`)."""
-    if checkpoint.made_at is not None and mirror.restore_refs(git, checkpoint.name, saved_under) is not None:
+    kept = checkpoint.symrefs is not None
+    if kept and mirror.restore_refs(git, checkpoint.name, checkpoint.symrefs or {}, saved_under) is not None:
         return
     if checkpoint.branches is None:
         return
     known = set(checkpoint.branches)
     for ref in git("for-each-ref", "--format=%(refname)", "refs/heads").split():
         if ref not in known:
-            git("update-ref", f"{saved_under}/{ref.removeprefix('refs/')}", ref)
-            git("update-ref", "-d", ref)
+            git.try_("update-ref", f"{saved_under}/{ref.removeprefix('refs/')}", ref)
+            git.try_("update-ref", "--no-deref", "-d", ref)
 
 
 def _chunks(items: list[str], size: int):

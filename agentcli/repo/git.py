@@ -44,6 +44,9 @@ HARDENED = {
     "core.checkStat": "default",
     "core.splitIndex": "false",
     "core.untrackedCache": "false",
+    # Nor may an index of the object store the sandbox wrote map an id to other bytes (`objects.py`).
+    "core.multiPackIndex": "false",
+    "core.commitGraph": "false",
 }
 # A git call that takes longer is stopped (a FIFO planted in .git would block it for ever).
 TIMEOUT_S = 300.0

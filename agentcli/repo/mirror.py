@@ -97,38 +97,53 @@ def recover(
         # there were at the checkpoint come back with it.
         specs = [f"+{STATE_REFS}/{name}/{kind}/*:refs/{kind}/*" for kind in KEPT_REFS]
         git(*_fetch(mirror), *specs, f"+{CHECKPOINT_REFS}/{name}:{CHECKPOINT_REFS}/{name}")
-    copy_missing(git, mirror, [commit, *_refs(mirror, f"{STATE_REFS}/{name}/").values()])
+    copy_missing(git, mirror, kept_tips(mirror, name, commit))
     if damaged and head_ref:
         git("symbolic-ref", "HEAD", head_ref)
     return git
 
 
-def restore_refs(git: Git, name: str, saved_under: str) -> list[str] | None:
-    """Make the repository's refs of the kept kinds what they were at checkpoint `name`: refs made since
-    go, refs deleted or moved since come back (their objects are there: `recover`). Each ref replaced
-    or removed is kept first under `saved_under`, so its commits stay reachable and an undo can itself
-    be taken back. A symbolic ref that still names the same commit (`refs/remotes/origin/HEAD`) stays
-    as it is; one that does not is made a plain ref again. The stash is brought back only where it is
-    gone: deleting it would take its older entries with its reflog. Returns the refs changed
-    (`heads/feature`); None where the mirror holds no such checkpoint."""
+def restore_refs(git: Git, name: str, symrefs: dict[str, str], saved_under: str) -> list[str] | None:
+    """Make the repository's refs of the kept kinds, and its stash, what they were at checkpoint `name`,
+    whose symbolic refs were `symrefs` ({ref: target}): refs made since go, refs deleted, moved or made
+    symbolic since come back (their objects are there: `recover`), each symbolic one as symbolic. Each
+    ref replaced or removed is kept first under `saved_under`, so its commits stay reachable and an undo
+    can itself be taken back. The stash is moved back, not deleted: its reflog (the older entries) stays.
+    Returns the refs changed (`heads/feature`); None where the mirror holds no such checkpoint."""
     mirror = repository(git.root)
     if mirror is None or mirror.try_("rev-parse", "-q", "--verify", f"{CHECKPOINT_REFS}/{name}") is None:
         return None
     prefix = f"{STATE_REFS}/{name}/"
-    then = {ref.removeprefix(prefix): oid for ref, oid in _refs(mirror, prefix).items()}
+    then = {ref.removeprefix(prefix): value for ref, value in _refs(mirror, prefix).items()}
+    then |= {ref.removeprefix("refs/"): f"ref: {target}" for ref, target in symrefs.items()}
     patterns = [f"refs/{kind}/" for kind in KEPT_REFS] + ["refs/stash"]
-    now = {ref.removeprefix("refs/"): oid for ref, oid in _refs(git, *patterns).items()}
+    now = {ref.removeprefix("refs/"): value for ref, value in _refs(git, *patterns).items()}
     changed = sorted(ref for ref in then.keys() | now.keys() if then.get(ref) != now.get(ref))
-    changed = [ref for ref in changed if not (ref == "stash" and ref in now)]
     for ref in changed:  # removals first: a new `heads/fix/typo` would stop `heads/fix` coming back
-        if ref in now:
+        if ref in now and not now[ref].startswith("ref: "):
             git.try_("update-ref", f"{saved_under}/{ref}", now[ref])  # fails only for a missing object
-        if ref not in then:
+        if ref not in then or (now.get(ref, "").startswith("ref: ") and ref != "stash"):
             git.try_("update-ref", "--no-deref", "-d", f"refs/{ref}")
     for ref in changed:
-        if ref in then:
-            git.try_("update-ref", "--no-deref", "-m", "agentcli undo", f"refs/{ref}", then[ref])
+        if ref not in then:
+            continue
+        if then[ref].startswith("ref: "):
+            git.try_("symbolic-ref", "-m", "agentcli undo", f"refs/{ref}", then[ref].removeprefix("ref: "))
+        else:  # the stash's reflog message is what `git stash list` shows: its commit's subject, as stash wrote
+            why = git.try_("log", "-1", "--format=%s", then[ref]) if ref == "stash" else None
+            git.try_("update-ref", "--no-deref", "-m", why or "agentcli undo", f"refs/{ref}", then[ref])
     return changed
+
+
+def symbolic_refs(git: Git) -> dict[str, str]:
+    """{ref: target} of the symbolic refs of the kinds a checkpoint keeps (`refs/remotes/origin/HEAD`)."""
+    listing = git("for-each-ref", "--format=%(refname) %(symref)", *(f"refs/{kind}/" for kind in KEPT_REFS))
+    return {ref: target for ref, _, target in (line.partition(" ") for line in listing.splitlines()) if target}
+
+
+def kept_tips(mirror: Git, name: str, commit: str) -> list[str]:
+    """Checkpoint `commit` and the commits of the refs the mirror keeps with it: what undo needs whole."""
+    return [commit, *(v for v in _refs(mirror, f"{STATE_REFS}/{name}/").values() if not v.startswith("ref: "))]
 
 
 def _fetch(mirror: Git) -> list[str]:
@@ -138,13 +153,12 @@ def _fetch(mirror: Git) -> list[str]:
 
 
 def _refs(git: Git, *patterns: str) -> dict[str, str]:
-    """{ref: the object it names} of the refs under `patterns`; a symbolic ref by the object its target
-    names, or by its target's name where that names none."""
+    """{ref: the object it names, or `ref: TARGET` for a symbolic one} of the refs under `patterns`."""
     listing = git("for-each-ref", "--format=%(objectname) %(symref) %(refname)", *patterns)
     found = {}
     for line in listing.splitlines():
         oid, target, ref = line.split(" ", 2)
-        found[ref] = oid or f"ref: {target}"
+        found[ref] = f"ref: {target}" if target else oid
     return found
 
 

@@ -28,9 +28,10 @@ from agentcli.repo.git import Git
 _LOOSE_FOLDER = re.compile(r"[0-9a-f]{2}")
 _LOOSE_NAME = re.compile(r"[0-9a-f]{38}|[0-9a-f]{62}")
 # Files of the object store that only describe objects: removed when written since the checkpoint.
-_DESCRIPTIONS = ("info/alternates", "info/packs", "info/commit-graph", "info/commit-graphs", "pack/multi-pack-index")
-# A change time this close before the checkpoint counts as after it (the clocks agree; rounding may not).
-_SLACK_S = 1.0
+_DESCRIPTIONS = ("info/alternates", "info/packs", "info/commit-graph", "info/commit-graphs")
+# On a file system that keeps change times to the second, a change in the checkpoint's own second
+# counts as after it.
+_COARSE_SLACK_S = 1.0
 # The folders whose identity a checkpoint records: a folder renamed into place keeps its files' old
 # change times, so a folder that is not the one there was has all its files checked.
 FOLDERS = ("", "pack", "info")
@@ -54,7 +55,8 @@ def remove_forged(git: Git, since: float, identities: tuple[int, ...] | None = N
     store = git.common_dir / "objects"
     if store.is_symlink() or not store.is_dir():
         return []
-    since -= _SLACK_S
+    if store.lstat().st_ctime_ns % 1_000_000_000 == 0:
+        since -= _COARSE_SLACK_S
     now = folder_identities(git)
     renamed = {folder for folder, old, new in zip(FOLDERS, identities or now, now, strict=True) if old != new}
     if "" in renamed:
@@ -125,10 +127,12 @@ def _remove_forged_packs(git: Git, store: Path, since: float) -> list[str]:
     `QUARANTINE`; of one that passes, a bitmap or reverse index changed since goes (each describes the
     pack, unchecked)."""
     groups: dict[str, list[str]] = {}
+    removed = []
     for name in sorted(_listing(store, "pack")):
         if name.startswith("pack-") and "." in name:
             groups.setdefault(name.split(".", 1)[0], []).append(f"pack/{name}")
-    removed = []
+        elif _changed_after(store, f"pack/{name}", since) and untrusted.remove(store, f"pack/{name}"):
+            removed.append(f"pack/{name}")  # a multi-pack index (or its `.d` chain), which maps ids to packs
     for base, files in groups.items():
         changed = [f for f in files if _changed_after(store, f, since)]
         if not changed:

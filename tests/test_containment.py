@@ -467,7 +467,7 @@ def test_forged_objects_neither_hide_a_change_nor_come_back_with_undo(repo: Path
     assert next(e["output"] for e in events if e["type"] == "command_finished").strip() == "forged"
     assert "app.py" in events[-1]["diffstat"], events[-1]
     notices = " ".join(e.get("message", "") for e in events if e["type"] == "notice")
-    assert "objects the run forged" in notices
+    assert "not what it claims" in notices
     undo = agentcli("undo", cwd=repo)
     assert undo.returncode == 0, undo.stderr
     assert user_state(repo) == before and (repo / "notes.txt").read_text() == "my notes\n"

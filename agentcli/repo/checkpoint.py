@@ -272,9 +272,9 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
         "commit-tree", tree, "-m", message, *(arg for parent in parents for arg in ("-p", parent)), env=identity
     )
     checkpoint = Checkpoint(
-        name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches, ignored, settings, plantable
-    )
-    checkpoint.made_at, checkpoint.store_folders, checkpoint.symrefs = made_at, store_folders, symrefs
+        name, commit, tree, index_tree, head, head_ref, tuple(exclude), branches, ignored, settings, plantable,
+        made_at=made_at, store_folders=store_folders, symrefs=symrefs,
+    )  # fmt: skip
     if keep_ref:
         git("update-ref", f"{CHECKPOINT_REFS}/{name}", commit)
         mirror.keep(git, name, f"{CHECKPOINT_REFS}/{name}", commit)

@@ -164,11 +164,18 @@ class Git:
 
     def blob(self, sha: str) -> bytes:
         """A blob's bytes, exactly."""
-        done = subprocess.run(
-            ["git", "cat-file", "blob", sha], capture_output=True, cwd=self.root, env=self.env, timeout=TIMEOUT_S
-        )
+        return self.raw("cat-file", "blob", sha)
+
+    def raw(self, *args: str, input: bytes | None = None) -> bytes:
+        """git with bytes in and out (a blob, a pack); GitError when it fails."""
+        try:
+            done = subprocess.run(
+                ["git", *args], input=input, capture_output=True, cwd=self.root, env=self.env, timeout=TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired:
+            raise GitError(list(args), 124, f"stopped after {TIMEOUT_S:g} s") from None
         if done.returncode != 0:
-            raise GitError(["cat-file", "blob", sha], done.returncode, done.stderr.decode(errors="replace"))
+            raise GitError(list(args), done.returncode, done.stderr.decode(errors="replace"))
         return done.stdout
 
     def try_(self, *args: str, env: dict[str, str] | None = None) -> str | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentcli.paths import repo_state_dir
 from agentcli.repo import objects
-from agentcli.repo.git import TIMEOUT_S, Git, GitError
+from agentcli.repo.git import Git
 
 MIRROR = "mirror.git"
 STATE_REFS = "refs/agentcli/state"
@@ -177,19 +177,8 @@ def copy_missing(git: Git, mirror: Git, tips: list[str]) -> None:
     missing = absent + [line[1:] for line in listing.split() if line.startswith("?")]
     if not missing:
         return
-    pack = _git_bytes(mirror, ["pack-objects", "--revs", "--stdout", "-q"], ("\n".join(missing) + "\n").encode())
-    _git_bytes(git, ["unpack-objects", "-q"], pack)
-
-
-def _git_bytes(git: Git, args: list[str], data: bytes) -> bytes:
-    """git with bytes in and out (a pack); GitError when it fails."""
-    try:
-        done = subprocess.run(["git", *args], input=data, capture_output=True, env=git.env, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise GitError(args, 124, f"stopped after {TIMEOUT_S:g} s") from None
-    if done.returncode != 0:
-        raise GitError(args, done.returncode, done.stderr.decode(errors="replace"))
-    return done.stdout
+    pack = mirror.raw("pack-objects", "--revs", "--stdout", "-q", input=("\n".join(missing) + "\n").encode())
+    git.raw("unpack-objects", "-q", input=pack)
 
 
 def _remove_special_files(folder: Path) -> None:

@@ -35,7 +35,7 @@ for i in range(runs):
 import subprocess
 from agentcli.repo import checkpoint as cp
 for i in range(int(sys.argv[4])):
-    blob = f"object {i} written by the run\n"
+    blob = f"object {i} written by the run\\n"
     subprocess.run(["git", "hash-object", "-w", "--stdin"], input=blob, text=True, cwd=repo, capture_output=True)
 started = time.perf_counter()
 cp.remove_planted(repo, checkpoint)

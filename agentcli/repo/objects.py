@@ -34,7 +34,7 @@ _DESCRIPTIONS = ("info/alternates", "info/packs", "info/commit-graph", "info/com
 _COARSE_SLACK_S = 1.0
 # The folders whose identity a checkpoint records: a folder renamed into place keeps its files' old
 # change times, so a folder that is not the one there was has all its files checked.
-FOLDERS = ("", "pack", "info")
+FOLDERS = ("objects", "objects/pack", "objects/info")
 # Where a pack that fails the check is moved (in the git folder, out of the object store): it may be
 # the run's own, or the user's caught mid-write by a git of theirs, and nothing is deleted unseen.
 QUARANTINE = "agentcli-quarantine"
@@ -42,9 +42,8 @@ _CHUNK = 1 << 20
 
 
 def folder_identities(git: Git) -> tuple[int, ...]:
-    """The inode of each of `FOLDERS` of the object store (0 where it is missing or a link)."""
-    store = git.common_dir / "objects"
-    found = (untrusted.lstat(store, folder) if folder else _lstat(store) for folder in FOLDERS)
+    """The inode of each of `FOLDERS` of the git folder (0 where it is missing or a link)."""
+    found = (untrusted.lstat(git.common_dir, folder) for folder in FOLDERS)
     return tuple(s.st_ino if s is not None and stat.S_ISDIR(s.st_mode) else 0 for s in found)
 
 
@@ -59,11 +58,12 @@ def remove_forged(git: Git, since: float, identities: tuple[int, ...] | None = N
         since -= _COARSE_SLACK_S
     now = folder_identities(git)
     renamed = {folder for folder, old, new in zip(FOLDERS, identities or now, now, strict=True) if old != new}
-    if "" in renamed:
+    if "objects" in renamed:
         since = 0.0  # the whole store was swapped in: every file of it is checked
     removed = []
     for name in _DESCRIPTIONS:
-        if (name.split("/")[0] in renamed or _changed_after(store, name, since)) and untrusted.remove(store, name):
+        swapped = f"objects/{name.split('/')[0]}" in renamed
+        if (swapped or _changed_after(store, name, since)) and untrusted.remove(store, name):
             removed.append(name)
     for folder in sorted(os.listdir(store)):
         found = untrusted.lstat(store, folder) if _LOOSE_FOLDER.fullmatch(folder) else None
@@ -75,15 +75,8 @@ def remove_forged(git: Git, since: float, identities: tuple[int, ...] | None = N
                 relative = f"{folder}/{name}"
                 if (whole or _changed_after(store, relative, since)) and not _loose_is_sound(store, relative):
                     removed += [relative] if untrusted.remove(store, relative) else []
-    removed += _remove_forged_packs(git, store, 0.0 if "pack" in renamed else since)
+    removed += _remove_forged_packs(git, store, 0.0 if "objects/pack" in renamed else since)
     return removed
-
-
-def _lstat(path: Path) -> os.stat_result | None:
-    try:
-        return path.lstat()
-    except OSError:
-        return None
 
 
 def _listing(store: Path, folder: str) -> list[str]:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcli.session.first_looks import first_looks
-from agentcli.session.journal import sessions_dir
 from agentcli.session.outputs import named_outputs
 from tests.conftest import committed_repo, git
 from tests.test_solve import objections_in, solve_json
@@ -116,10 +114,15 @@ def test_missing_settings_file_the_program_reads_is_no_output():
     assert named_outputs("Write the totals to totals.csv", ["report.py"], code) == ["totals.csv"]
 
 
-def test_placeholder_command_is_not_run_as_a_check():
+def test_placeholder_command_is_not_run_as_a_check(tmp_path, write_replies):
+    todo = "import sys\n\nif sys.argv[1:2] == ['list']:\n    print('1 buy milk')\n"
+    repo = _repo(tmp_path, {"todo.py": todo})
+    done = todo + "elif sys.argv[1:2] == ['done'] and len(sys.argv) == 3:\n    print('done', sys.argv[2])\n"
+    replies = [f"todo.py\n```python\n{done}```", _bash("python3 todo.py done 1"), "DONE: `done ID` marks an item."]
     task = "Add a `done` subcommand: `python3 todo.py done ID` marks the item with that ID as done."
-    assert first_looks(task, ["todo.py"]) == []
-    assert first_looks("`python3 todo.py list` crashes", ["todo.py"]) == ["python3 todo.py list"]
+    result, events = solve_json(repo, task, write_replies(replies))
+    assert not _finished(result, events)
+    assert (repo / "todo.py").read_text() == done
 
 
 def test_no_objection_carries_solution_code(tmp_path):
@@ -137,7 +140,7 @@ def test_no_objection_carries_solution_code(tmp_path):
 # Found by a hunt over some 90 realistic requests (none of them a benchmark task's).
 
 
-def test_a_quoted_command_that_deletes_files_is_run_but_what_it_deleted_comes_back(tmp_path, write_replies):
+def test_a_quoted_command_that_deletes_files_is_not_run_unasked(tmp_path, write_replies):
     cleanup = "#!/bin/sh\nrm -rf ./*\n"
     repo = _repo(tmp_path, {"cleanup.sh": cleanup, "app.py": "print('app')\n", "data.txt": "keep me\n"})
     (repo / "cleanup.sh").chmod(0o755)
@@ -146,12 +149,9 @@ def test_a_quoted_command_that_deletes_files_is_run_but_what_it_deleted_comes_ba
     replies = [fix, _bash("cat cleanup.sh"), "DONE: cleanup.sh removes build/ only."]
     task = "`./cleanup.sh` deletes everything in the current directory instead of just build/. Fix it!"
     _, events = solve_json(repo, task, write_replies(replies))
-    first = next(e for e in events if e["type"] == "command_started" and e["step"] == 0)
-    assert first["command"] == "./cleanup.sh"
+    assert not [e for e in events if e["type"] == "command_started" and e["step"] == 0]
     assert (repo / "data.txt").read_text() == "keep me\n" and (repo / "notes.txt").is_file()
     assert (repo / "app.py").is_file()
-    journal = next(sessions_dir(repo).glob("*/events.jsonl")).read_text()
-    assert "which agentcli put back as it was" in journal
 
 
 def test_an_exit_status_the_task_asks_for_is_no_failure(tmp_path, write_replies):

@@ -68,7 +68,7 @@ def test_a_policy_switched_off_is_not_applied(failing_repo, write_replies):
     assert any(e["type"] == "format_error" and e["verdict"] == "objection (tests)" for e in events), events
     off = agentcli(
         "solve", "Fix the failing test.", "--model", write_replies(replies), "--sandbox", "host", "--json",
-        "--policy", "tests=off", "--policy", "unchanged=off", "--policy", "first-looks=off", "--policy", "retries=off",
+        "--policy", "tests=off", "--policy", "unchanged=off", "--policy", "retries=off",
         cwd=failing_repo,
     )  # fmt: skip
     assert off.returncode == 0, off.stderr
@@ -90,6 +90,6 @@ def test_every_check_on_done_is_a_policy_of_the_catalogue():
 
     checks = repository_checks(lambda: pytest.fail("no check is asked here"))
     agent_checks = {"failed", "unchecked", "unrun"}
-    session_checks = {"tests", "examples", "outputs", "looks"}
+    session_checks = {"tests", "examples", "outputs"}
     for switch in agent_checks | session_checks | {check.name for check in checks}:
         assert switch in BY_NAME, switch

@@ -190,7 +190,6 @@ def fired(events: list[dict], policy: str) -> bool:
 # The session's checks on done, through `agentcli solve` with a scripted model that says DONE too soon.
 SESSION_SCENARIOS = [
     ("outputs", "Write the number of lines of data.txt to count.txt.", {"data.txt": "a\nb\n"}, "echo 2"),
-    ("looks", "`python3 app.py` crashes; make it print ok.", {"app.py": "raise SystemExit('boom')\n"}, "echo looked"),
     ("unchanged", "Make greet.py greet in French.", {"greet.py": "print('hello')\n"}, "cat greet.py"),
     (
         "syntax",
@@ -228,16 +227,6 @@ def test_session_check_objects_only_when_on(policy, task, files, command, tmp_pa
         verdicts = [e.get("verdict") for e in events]
         assert (f"objection ({policy})" in verdicts) == on, (on, verdicts)
         assert fired(events, policy) == on
-
-
-@pytest.mark.parametrize("on", [True, False])
-def test_first_looks_run_only_when_on(on, tmp_path, write_replies):
-    repo = committed_repo(tmp_path / "repo", {"app.py": "raise SystemExit('boom')\n"})
-    switches = ["--policy", "retries=off", *([] if on else ["--policy", "first-looks=off"])]
-    events = _solve_events(repo, "`python3 app.py` crashes", [bash("echo hi"), "DONE"], write_replies, *switches)
-    looked = [e["command"] for e in events if e["type"] == "command_started" and e["step"] == 0]
-    assert ("python3 app.py" in looked) == on, looked
-    assert fired(events, "first-looks") == on
 
 
 @pytest.mark.parametrize("on", [True, False])
@@ -298,7 +287,7 @@ def test_every_policy_has_a_switch_test():
 
     # Tested on their own above; reply-grammar, tests and select in test_reply_grammar, test_policies and
     # test_selection.
-    apart = {"first-looks", "retries", "task-doubt-retries", "reply-grammar", "tests", "select"}
+    apart = {"retries", "task-doubt-retries", "reply-grammar", "tests", "select"}
     covered = {s.policy for s in SCENARIOS} | {s[0] for s in SESSION_SCENARIOS}
     covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart
     assert covered == set(BY_NAME)

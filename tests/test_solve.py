@@ -109,16 +109,14 @@ def test_json_events_and_journal(failing_repo: Path, write_replies):
     events = [json.loads(line) for line in result.stdout.splitlines()]
     kinds = [e["type"] for e in events]
     assert kinds[0] == "run_started" and kinds[-1] == "result"
-    assert "plan_updated" in kinds and kinds.count("command_finished") == 4
-    # The repository's tests ran before the first reply, so the model saw the failure first.
+    assert "plan_updated" in kinds and kinds.count("command_finished") == 3
     first = next(e for e in events if e["type"] == "command_finished")
-    assert first["step"] == 0 and "1 failed" in first["output"]
-    assert kinds.index("command_finished") < kinds.index("model_started")
+    assert first["step"] == 1 and "1 failed" in first["output"]
     final = events[-1]
     assert final["status"] == "finished" and final["files_changed"] == ["calc.py"] and final["steps"] == 4
     journal = sessions_dir(failing_repo) / final["session_id"] / "events.jsonl"
     journaled = [json.loads(line)["type"] for line in journal.read_text().splitlines()]
-    assert journaled[-1] == "result" and journaled.count("command_finished") == 4
+    assert journaled[-1] == "result" and journaled.count("command_finished") == 3
     # agentcli leaves nothing in the repository
     assert git(failing_repo, "status", "--porcelain").strip() == "M calc.py"
     listing = agentcli("sessions", cwd=failing_repo)
@@ -216,25 +214,6 @@ def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_re
     assert events[-1]["summary"] == "really"
 
 
-def test_done_while_the_command_the_task_names_still_fails_is_questioned(failing_repo: Path, write_replies):
-    (failing_repo / "app.py").write_text("import textutils\n")
-    git(failing_repo, "rm", "-q", "test_calc.py")  # only the named command checks this task
-    git(failing_repo, "add", "app.py")
-    git(failing_repo, "commit", "-qm", "app")
-    replies = [
-        "```bash\necho 'import os' > lib.py && cat app.py\n```",
-        "DONE: fixed",  # it is not: app.py still fails
-        "```bash\nprintf 'print(\"ok\")\\n' > app.py && python3 app.py\n```",
-        "DONE: fixed now",
-    ]
-    result, events = solve_json(failing_repo, "`python3 app.py` crashes", write_replies(replies))
-    looks = [e for e in events if e["type"] == "command_finished" and e["step"] == 0]
-    assert [e["command"] for e in looks] == ["python3 app.py"] and "No module named 'textutils'" in looks[0]["output"]
-    objections = objections_in(events)
-    assert len(objections) == 1 and "`python3 app.py`, which the task names, still fails (exit 1)" in objections[0]
-    assert result.returncode == 0 and events[-1]["summary"] == "fixed now"
-
-
 def test_done_while_a_changed_python_file_no_longer_parses_is_questioned(failing_repo: Path, write_replies):
     replies = [
         "```bash\nprintf 'def add(a, b):\\n    return (a + b\\n' > calc.py && cat calc.py\n```",
@@ -249,29 +228,6 @@ def test_done_while_a_changed_python_file_no_longer_parses_is_questioned(failing
     )
     assert ">2      return (a + b" in objections[0]
     assert result.returncode == 0 and events[-1]["summary"] == "fixed now"
-
-
-def test_done_while_the_named_command_prints_other_than_the_task_says_is_questioned(failing_repo: Path, write_replies):
-    (failing_repo / "greet.py").write_text("import sys\nprint(f'Hello, {sys.argv[1]}!')\n")
-    git(failing_repo, "rm", "-q", "test_calc.py")
-    git(failing_repo, "add", "greet.py")
-    git(failing_repo, "commit", "-qm", "greet")
-    shout = "import sys\\nprint(f'Hello, {sys.argv[1]}!'.upper())\\n"
-    replies = [
-        "```bash\necho '# shout' >> greet.py && python3 greet.py Ada\n```",
-        "DONE: added --shout",  # it was not
-        f'```bash\nprintf "{shout}" > greet.py && python3 greet.py Ada --shout\n```',
-        "DONE: added --shout now",
-    ]
-    task = "Add a `--shout` flag: `python3 greet.py Ada --shout` prints `HELLO, ADA!`."
-    result, events = solve_json(failing_repo, task, write_replies(replies))
-    objections = objections_in(events)
-    assert len(objections) == 1, objections
-    assert (
-        "`python3 greet.py Ada --shout` should print `HELLO, ADA!`, as the task says, but it prints:" in objections[0]
-    )
-    assert "Hello, Ada!" in objections[0]
-    assert result.returncode == 0 and events[-1]["summary"] == "added --shout now"
 
 
 def test_done_while_the_docstring_examples_of_a_changed_file_fail_is_questioned(failing_repo: Path, write_replies):
@@ -598,20 +554,3 @@ def test_a_commit_that_only_stops_tracking_a_file_is_a_change(failing_repo: Path
     assert not [e for e in events if e["type"] == "format_error"]
 
 
-def test_a_named_command_that_still_fails_comes_with_what_it_lacks(failing_repo: Path, write_replies):
-    # make-script-executable: after `chmod +x`, the named `./count.py` is read by the shell for want of `#!`.
-    (failing_repo / "count.py").write_text('"""Count."""\n\nimport sys\n\nprint(len(sys.argv))\n')
-    git(failing_repo, "rm", "-q", "test_calc.py")
-    git(failing_repo, "add", "count.py")
-    git(failing_repo, "commit", "-qm", "count")
-    replies = [
-        "```bash\nchmod +x count.py && ls -l count.py\n```",
-        "DONE: executable",
-        "```bash\nsed -i '1i #!/usr/bin/env python3' count.py && ./count.py\n```",
-        "DONE: it runs",
-    ]
-    result, events = solve_json(failing_repo, "Make `./count.py` run directly.", write_replies(replies))
-    assert result.returncode == 0 and events[-1]["summary"] == "it runs"
-    objections = objections_in(events)
-    assert len(objections) == 1 and "`./count.py`, which the task names, still fails (exit 2)" in objections[0]
-    assert "count.py has no interpreter line (such as `#!/usr/bin/env python3`)" in objections[0]

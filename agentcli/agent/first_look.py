@@ -1,8 +1,5 @@
-"""Commands run before the model's first reply, described for it: the failing tests, the code the task
-names. Where the failure or the look shows a definition to change, the first reply begins its change.
-
-A small model's first plan guesses the fix before it has seen the failure; with the error in front of
-it, the first reply can already be the fix.
+"""Commands run before the model's first reply, described for it: the code the task names. Where the
+look shows a definition to change, the first reply begins its change.
 """
 
 from __future__ import annotations
@@ -11,11 +8,9 @@ import dataclasses
 import re
 import shlex
 
-from agentcli.agent.focus import run_focus
 from agentcli.agent.observation import describe_result, finished_event
 from agentcli.agent.recorded import journaled_as_command
 from agentcli.agent.run_context import RunContext
-from agentcli.agent.tracebacks import is_test_file
 from agentcli.events import CommandStarted
 from agentcli.prompts import render
 
@@ -32,25 +27,15 @@ def first_look(run: RunContext, command: str) -> str:
     with run.tree_kept() as changed, journaled_as_command(run.sandbox):
         ran = run.repo.run_at_root(f"export PYTHONDONTWRITEBYTECODE=1 && {command}", FIRST_LOOK_TIMEOUT)
     obs = dataclasses.replace(ran, command=command)
-    run.first_look_results[command] = obs
     run.events.emit(finished_event(0, obs))
     run.recent_outputs.seen(0, command, obs)  # the same look sent as the first reply is no news
-    focus = run_focus(run, obs)
-    # The way past a failure it would get stuck at, as after its own command (`chmod +x`).
-    advice = None if obs.ok else run.guards.failure_advice(obs)
-    # Shown the failure and the code, a small model still plans to "identify the issue" first and
-    # greps for it; the fix itself is the reply it can give now.
-    fix = render("first_look/fix_first", path=focus[0]) if focus and not is_test_file(focus[0]) else None
-    if fix is not None and focus is not None and run.in_definition(focus[0], focus[1]):
-        # The function the failure comes from (or that the failing test calls) is shown: the first
-        # reply begins its change, as for a definition the task names.
-        run.state.shown_definition = (focus[0], focus[1])
+    fix = None
     if obs.ok and (lines := _LINES_LOOK.match(command)):
         # Shown the code to change and nothing more, a small model reads it again instead.
         fix = render("first_look/change_first", path=lines.group(1))
         run.state.shown_definition = (lines.group(1), int(lines.group(2)))
     kept = render("first_look/put_back", changed=changed[:5]) if changed else None
-    notes = [note for note in (kept, focus[2] if focus else None, advice, fix) if note]
+    notes = [note for note in (kept, fix) if note]
     return render("first_look/result", command=command, result=describe_result(obs, notes))
 
 

@@ -23,7 +23,7 @@ from agentcli.context.window import Context
 from agentcli.events import EventBus, Notice
 from agentcli.models.base import Model
 from agentcli.policies import Policies
-from agentcli.sandbox.base import Observation, Sandbox
+from agentcli.sandbox.base import Sandbox
 
 TreeKept = Callable[[], AbstractContextManager[list[str]]]
 
@@ -50,7 +50,6 @@ class RunContext:
     recent_outputs: RecentOutputs = field(default_factory=RecentOutputs)
     # The scripts the task asks for: whether they ran since they last changed.
     unrun: UnrunScripts = field(default_factory=lambda: UnrunScripts((), lambda path: None))
-    first_look_results: dict[str, Observation] = field(default_factory=dict)  # how each first look ran
     temperature: float | None = None  # sampling temperature for every reply; None: the model's own
 
     def progress(self) -> PlanProgress:
@@ -92,11 +91,6 @@ class RunContext:
         self.state.reply_start, self.state.reply_definition = start, definition_in
         self.policies.fired("begun-replies")
         return True
-
-    def in_definition(self, path: str, line: int) -> bool:
-        """Whether line `line` of `path` is inside a definition whose change a reply can begin."""
-        start = change_start(path, self.repo.read(path) or "", line)
-        return start is not None and start.definition
 
     def begin_change(self, path: str, line: int | None) -> None:
         """Begin the next reply with a change to `path` about line `line` (see agent.begun)."""

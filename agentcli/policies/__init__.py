@@ -39,11 +39,9 @@ CATALOG: tuple[Policy, ...] = (
     Policy("staged", "DONE with changes staged and not committed."),
     Policy("outputs", "DONE while a file the task asks for is missing or not of its kind.", reads_task=True),
     Policy("unrun", "DONE while a script the task asks for has not run since it changed.", reads_task=True),
-    Policy("looks", "DONE while a command the task names fails or prints other than the task says.", reads_task=True),
     Policy("echoed-done", "A DONE that only copies agentcli's words is no claim; three in a row end the attempt."),
     Policy("step-done", "A DONE that reports one step of the plan is told the task goes on."),
     # Before the first reply.
-    Policy("first-looks", "The failing tests, or the commands the task names, run before the first reply.", True),
     Policy("named-code", "The function or short file the task names is shown before the first reply.", True),
     # Around the model's commands.
     Policy("asked-script", "A script block with no path is written to the script the task asks for.", True),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
 
 from agentcli.agent.tracebacks import TEST_FILE, without_library_frames
 from agentcli.context.summary import cut_middle
@@ -60,52 +59,6 @@ def failed_ids(report: str) -> frozenset[str]:
     """The tests (or test files) a `failing_tests` report names as failing; where pytest names none,
     the report itself stands for them."""
     return frozenset(_FAILED_ID.findall(report)) or frozenset({report})
-
-
-def failing_command(
-    sandbox: Sandbox,
-    command: str,
-    expected: str | None = None,
-    timeout: float = TEST_TIMEOUT,
-    advise: Callable[[Observation], str | None] | None = None,
-    before: Observation | None = None,
-    asked_exits: frozenset[int] = frozenset(),
-) -> str | None:
-    """How `command` fails when run now (exit code and the end of its output, and what `advise` says
-    of the failure), or prints other than the `expected` text; None when it does what the task says.
-
-    Given how it ran `before` the task, a failure with an exit status the task asks for (`asked_exits`)
-    that differs from that run and shows no traceback is the behaviour asked for (a usage message and
-    exit 2 where a traceback was), not a failure."""
-    obs = run_quietly(sandbox, command, timeout)
-    output = cut_middle(obs.output.strip(), SHOWN_CHARS)
-    if obs.timed_out:
-        return None  # still running when stopped: a server, which says nothing of the change
-    if not obs.ok and obs.exit_code in asked_exits and _fails_otherwise_on_purpose(before, obs):
-        return None
-    if not obs.ok:
-        advice = advise(obs) if advise else None
-        return render(
-            "objections/command_fails", command=command, exit_code=obs.exit_code, output=output, advice=advice
-        )
-    # What it printed before the task already is how it behaves now, not what the task asks ("`calc 2 2`
-    # prints `5`" in a bug report).
-    described = before is not None and expected is not None and expected in before.output
-    if expected is not None and expected not in obs.output and not described:
-        return render("objections/command_prints_otherwise", command=command, expected=expected, output=output)
-    return None
-
-
-def _fails_otherwise_on_purpose(before: Observation | None, now: Observation) -> bool:
-    """Whether a command that failed before the task now fails another way, and on purpose: another
-    exit status or last line, and no traceback (a usage message and exit 2 where a crash was)."""
-    if before is None or before.ok or before.timed_out or _TRACEBACK in now.output:
-        return False
-    last = lambda obs: (obs.output.strip().splitlines() or [""])[-1].strip()  # noqa: E731
-    return (before.exit_code, last(before)) != (now.exit_code, last(now))
-
-
-_TRACEBACK = "Traceback (most recent call last)"
 
 
 DOCTEST = "python3 -m doctest"

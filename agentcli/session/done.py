@@ -1,12 +1,10 @@
 """Checks a "done" must pass that look at the repository: what the task changed, left broken, empty
-or staged and uncommitted, and whether the tests, the docstring examples and the commands the task
-names still fail. Each is a policy (`agentcli policies`); each returns the
-objection the model is sent, or None.
+or staged and uncommitted, and whether the tests and the docstring examples still fail. Each is a
+policy (`agentcli policies`); each returns the objection the model is sent, or None.
 """
 
 from __future__ import annotations
 
-import re
 import stat
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -15,27 +13,22 @@ from pathlib import Path
 
 from agentcli import untrusted
 from agentcli.agent.done_checks import DoneCheck
-from agentcli.agent.first_look import FIRST_LOOK_TIMEOUT
 from agentcli.agent.pysource import syntax_error
 from agentcli.agent.tracebacks import excerpt, is_test_file
 from agentcli.prompts import render
 from agentcli.repo import checkpoint as cp
 from agentcli.repo.overview import list_files
-from agentcli.sandbox.base import Observation, Sandbox
+from agentcli.sandbox.base import Sandbox
 from agentcli.session.checks import (
     failed_ids,
-    failing_command,
     failing_examples,
     failing_tests,
     has_examples,
     test_command,
 )
-from agentcli.session.first_looks import TESTS, expected_outputs, runs_repository_program
 from agentcli.session.outputs import copied_input, dropped_key, output_problem
 
 Notify = Callable[[str], None]
-# An exit status a task asks for: "exit with status 2", "exits with code 3", "exit code 1".
-_EXIT_STATUS = re.compile(r"\bexit(?:s|ing)?(?:\s+(?:with|status|code))*\s+(?:status\s+|code\s+)?(\d{1,3})\b", re.I)
 # Puts back what the block changes in the work tree (`Session.tree_kept`).
 TreeKept = Callable[[], AbstractContextManager[list[str]]]
 
@@ -137,37 +130,6 @@ def failing_examples_now(s: TaskState, sandbox: Sandbox | None, notify: Notify, 
         notify(f"checking before finishing: the examples in {', '.join(with_examples)}")
     with kept():
         return failing_examples(sandbox, with_examples)
-
-
-def failing_look(
-    root: Path,
-    sandbox: Sandbox | None,
-    task: str,
-    looks: list[str],
-    advise: Callable[[Observation], str | None],
-    before: dict[str, Observation],
-    kept: TreeKept,
-) -> str | None:
-    """An objection to "done" while a command the task names fails as it did before the task (or newly
-    fails; with the way past the failure that `advise` knows, as after the model's own command), or
-    prints other than the task says. What the command changes in the work tree is put back (in a git
-    repository)."""
-    if sandbox is None:
-        return None
-    expected = expected_outputs(task)
-    asked_exits = frozenset(int(code) for code in _EXIT_STATUS.findall(task))
-    files = set(list_files(root))
-    named = [*(c for c in looks if c != TESTS), *(c for c in expected if c not in looks)]
-    for command in named:
-        if not runs_repository_program(command, files):
-            continue
-        with kept():
-            failure = failing_command(
-                sandbox, command, expected.get(command), FIRST_LOOK_TIMEOUT, advise, before.get(command), asked_exits
-            )
-        if failure:
-            return failure
-    return None
 
 
 def repository_checks(state: Callable[[], TaskState]) -> list[DoneCheck]:

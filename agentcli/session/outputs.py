@@ -17,7 +17,6 @@ from functools import partial
 
 from agentcli.context.summary import cut_middle
 from agentcli.prompts import render
-from agentcli.session.first_looks import QUOTED
 
 # A file name in a task: a path ending in an extension that names a file, not a version or "e.g.".
 _NAMED_FILE = re.compile(
@@ -26,6 +25,8 @@ _NAMED_FILE = re.compile(
     r"(?![\w/-])",
     re.IGNORECASE,
 )
+# Text the task quotes between backticks.
+QUOTED = re.compile(r"`([^`\n]+)`")
 # A header the task quotes: `status,count`; or the columns it lists: "the columns id, name, email".
 _QUOTED_HEADER = re.compile(r"^[\w .-]+(?:,[\w .-]+)+$")
 # What a task says of its one result: "Write just the number to todo_count.txt", "copied exactly as one line".

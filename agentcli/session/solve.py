@@ -59,7 +59,6 @@ from agentcli.session.checks import (
 from agentcli.session.done import (
     TaskState,
     failing_examples_now,
-    failing_look,
     failing_tests_now,
     output_problems,
     repository_checks,
@@ -276,19 +275,9 @@ class Session:
         agent.ctx.facts = TaskFacts(
             setup.outputs, verifier=self._verifier(), takes_back=self.use_git, ignored=self._ignored
         )
-        outputs, looks = setup.outputs, setup.looks
+        outputs = setup.outputs
         asked = DoneCheck("outputs", lambda: output_problems(self.root, outputs, task), retry_cut=":")
         agent.ctx.finish_checks.insert(0, asked)
-        advise = agent.ctx.guards.failure_advice
-        agent.ctx.finish_checks.append(
-            DoneCheck(
-                "looks",
-                lambda: failing_look(
-                    self.root, self.sandbox, task, looks, advise, agent.ctx.first_look_results, self.tree_kept
-                ),
-                retry_cut=":\n",
-            )
-        )
         return agent
 
     def _verifier(self) -> Verifier | None:

@@ -1,6 +1,5 @@
-"""What a task asks, read once from its words and the repository before the first reply: the looks run
-first (the failing tests, the commands it names, the definition it names) and the files it asks to be
-written."""
+"""What a task asks, read once from its words and the repository before the first reply: the look run
+first (the definition or short file it names) and the files it asks to be written."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from agentcli.sandbox.base import Sandbox
 from agentcli.session.checks import failing_tests, test_command
 from agentcli.session.definitions import named_as_code, named_definitions
 from agentcli.session.done import TreeKept
-from agentcli.session.first_looks import TESTS, concerns_failures, first_looks
 from agentcli.session.outputs import is_program, named_outputs
 
 # The longest function or class shown before the first reply, in lines.
@@ -52,29 +50,17 @@ def read_task(task: str, root: Path, sandbox: Sandbox | None, policies: Policies
 def _first_looks(
     task: str, files: list[str], texts: dict[str, str], sandbox: Sandbox | None, policies: Policies, tree_kept: TreeKept
 ) -> tuple[list[str], str | None]:
-    """Commands run before the first reply, to show the failure the task is about, and how the tests
-    failed before it where it does not speak of failures. Tests that pass show none: shown them passing,
-    a small model runs them again and again instead of changing anything, so they are shown only when
-    they fail, and only to a task that speaks of tests or failures: one that does not (count the TODO
-    comments) is not about them, and a small model shown them sets out to fix them. Their failures then
-    are not held against it."""
-    looks = first_looks(task, files) if policies.on("first-looks") else []
-    command = test_command(files)
+    """The look run before the first reply (the definition or short file the task names), and how the
+    tests failed before a task that does not speak of tests or failures: a task that does not (count
+    the TODO comments) is not about them, so their failures are not held against it."""
     failing_before = None
-    if command is not None and sandbox is not None:
-        if not concerns_failures(task):
-            with tree_kept():
-                failing_before = failing_tests(sandbox, test_command(files, every=True) or command)
-            looks = [look for look in looks if look != TESTS]
-        elif looks == [TESTS]:
-            with tree_kept():
-                passing = failing_tests(sandbox, command) is None
-            looks = [] if passing else looks
-    if looks:
-        policies.fired("first-looks")
+    command = test_command(files)
+    if command is not None and sandbox is not None and not concerns_failures(task):
+        with tree_kept():
+            failing_before = failing_tests(sandbox, test_command(files, every=True) or command)
+    looks: list[str] = []
     if (
-        not looks
-        and policies.on("named-code")
+        policies.on("named-code")
         and not only_tests(task)  # a task asking only for tests is shown no code to change
         and (definition := _named_definition(task, texts) or _named_source(task, texts)) is not None
     ):
@@ -135,6 +121,19 @@ def _named_source(task: str, texts: dict[str, str]) -> str | None:
         return None
     count = len(texts[named[0]].splitlines())
     return lines_look(named[0], 1, count) if 0 < count <= MAX_SHOWN_DEFINITION_LINES else None
+
+
+# A task about tests or something that goes wrong: "the tests fail", "fix the bug", "crashes with".
+_ABOUT_FAILURE = re.compile(
+    r"\b(?:tests?|pytest|fail\w*|bugs?|fix\w*|broken|breaks?|crash\w*|errors?|exceptions?|traceback)\b",
+    re.IGNORECASE,
+)
+
+
+def concerns_failures(task: str) -> bool:
+    """Whether the task speaks of tests or of something failing; tests that fail before a task that
+    does not (count the TODO comments) fail for reasons that are not the task's."""
+    return _ABOUT_FAILURE.search(task) is not None
 
 
 # A task that asks for tests to be written: "write tests for ...", "add a test".

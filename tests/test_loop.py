@@ -1069,21 +1069,3 @@ def test_an_objection_the_code_answers_begins_the_change_of_the_definition_shown
     head = 'geometry.py\n```python\nclass Rectangle:\n    """A rectangle."""\n\n'
     assert model.prefixes == [head, "", "", head]
     assert "float(width)" in geometry.read_text()
-
-
-def test_a_script_the_task_asks_for_must_run_after_its_last_change(host, tmp_path: Path):
-    # count-py-lines: the script written with `find ... | wc -l` (files, not lines), then DONE unrun.
-    (tmp_path / "tools").mkdir()
-    write = "tools/count.sh\n```bash\n#!/bin/bash\nfind \"$1\" -name '*.py' | wc -l\n```"
-    replies = [write, "```bash\ncat tools/count.sh\n```", "DONE: written", "bash tools/count.sh .\n```", "DONE: ran"]
-    model = ScriptedModel(replies, continues_replies=True)
-    agent = Agent(model, host, EventBus())
-    agent.ctx.facts.asked_files = ["tools/count.sh"]
-    outcome = agent.run("Write a shell script tools/count.sh that prints the number of lines of .py files")
-    objection = model.calls[3][-1]["content"]
-    assert "tools/count.sh (2 lines), the script the task asks for, has not run since it was last changed" in objection
-    assert "(`bash tools/count.sh`, with the arguments the task gives it)" in objection
-    assert model.prefixes[3] == "```bash\n"
-    assert outcome.status == "finished" and outcome.summary == "ran"
-
-

@@ -89,7 +89,7 @@ def test_every_check_on_done_is_a_policy_of_the_catalogue():
     from agentcli.session.done import repository_checks
 
     checks = repository_checks(lambda: pytest.fail("no check is asked here"))
-    agent_checks = {"failed", "unchecked", "unrun"}
+    agent_checks = {"failed", "unchecked"}
     session_checks = {"tests", "examples", "outputs"}
     for switch in agent_checks | session_checks | {check.name for check in checks}:
         assert switch in BY_NAME, switch

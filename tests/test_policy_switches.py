@@ -81,12 +81,6 @@ SCENARIOS = [
             "DONE",
         ],
     ),
-    Scenario(
-        "unrun",
-        "write count.sh",
-        ["count.sh\n```bash\n#!/bin/bash\necho 3\n```", "DONE: written", "DONE: written.", "DONE"],
-        asked=["count.sh"],
-    ),
     Scenario("asked-script", "write count.sh", ["```bash\n#!/bin/bash\necho 3\n```", "DONE"], asked=["count.sh"]),
     Scenario(
         "server-stop",
@@ -153,7 +147,6 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "failure-focus": lambda: "The error comes from x.py line 2" in shown,
         "repeat-output": lambda: "This printed exactly what it printed" in shown,
         "nothing-to-commit": lambda: "git had nothing to commit" in shown,
-        "unrun": lambda: "has not run since" in told,
         "step-done": lambda: "ends the whole task, not one step of it" in told,
         "asked-script": lambda: (root / "count.sh").is_file(),
         "server-stop": lambda: "serve.py is a server" in shown,
@@ -240,17 +233,16 @@ def test_retries_only_when_on(on, tmp_path, write_replies):
     assert fired(events, "retries") == on
 
 
-@pytest.mark.parametrize("on", [True, False])
-def test_a_doubt_of_a_wording_check_retries_only_when_on(on, tmp_path, write_replies):
+def test_a_doubt_of_a_check_that_reads_the_task_throws_no_attempt_away(tmp_path, write_replies):
+    """Read from the wording, the doubt may be a misreading: the attempt that finished stands."""
     repo = committed_repo(tmp_path / "repo", {"data.txt": "a\nb\n"})
     look = bash("wc -l data.txt | tee lines.txt")
     replies = [look, "DONE: 2 lines", "DONE: 2 lines.", look, "DONE", "DONE."]
-    switches = [] if on else ["--policy", "task-doubt-retries=off"]
     task = "Write the number of lines of data.txt to count.txt."
-    events = _solve_events(repo, task, replies, write_replies, *switches)
+    events = _solve_events(repo, task, replies, write_replies)
     notices = [e["message"] for e in events if e["type"] == "notice"]
-    assert any("finished while count.txt, which the task names, does not exist" in n for n in notices) == on, notices
-    assert fired(events, "task-doubt-retries") == on
+    assert not any("tried afresh" in n for n in notices), notices
+    assert fired(events, "outputs") and events[-1]["status"] == "finished"
 
 
 # What the session shows or begins before the first reply, through `agentcli solve` (with a model that
@@ -287,7 +279,7 @@ def test_every_policy_has_a_switch_test():
 
     # Tested on their own above; reply-grammar, tests and select in test_reply_grammar, test_policies and
     # test_selection.
-    apart = {"retries", "task-doubt-retries", "reply-grammar", "tests", "select"}
+    apart = {"retries", "reply-grammar", "tests", "select"}
     covered = {s.policy for s in SCENARIOS} | {s[0] for s in SESSION_SCENARIOS}
     covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart
     assert covered == set(BY_NAME)

@@ -63,7 +63,6 @@ def observe(run: RunContext, ran: Ran, server: str | None, step: int, notes: lis
     """After the command ran: the run's state, the notes on it, the event, and what the model is shown."""
     assert ran.obs is not None
     run.commands_ran.append(ran.command)
-    run.unrun.after(ran.command)
     settled_why = settled(run, ran.command, ran.obs, server)
     ran.ok = ran.obs.ok or settled_why is not None
     record(run, ran)

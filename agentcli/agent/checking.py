@@ -138,29 +138,8 @@ SCRIPT_SUFFIXES = {
     "python3": (".py",),
     "node": (".js", ".mjs", ".cjs"),
 }
-_INTERPRETERS = frozenset(SCRIPT_SUFFIXES)
 # The scripts a task is about: shell and Python.
 SHELL_AND_PYTHON_SCRIPTS = (*SCRIPT_SUFFIXES["bash"], *SCRIPT_SUFFIXES["python"])
-# `python3 - <<'MARK'` and the script under it: how a ```python block runs.
-_PYTHON_HEREDOC = re.compile(r"^python3? - <<'?(\w+)'?\n(.*)\n\1\s*$", re.DOTALL)
-
-
-def runs_script(command: str, path: str) -> bool:
-    """Whether `command` runs the script `path`: `bash path ...`, `python3 path`, `./path`, `path`
-    (in a pipeline or a chain too), or a Python script run from a here-document that names it
-    (`subprocess.run(["python3", "tools/count.py", "a"])`); reading, changing or `chmod`ing it is
-    not running it."""
-    script = _PYTHON_HEREDOC.match(command)
-    if script is not None and path.removeprefix("./") in script.group(2):
-        return True
-    for part in simple_commands(command):
-        for stage in part.split("|"):
-            words = [w for w in _words(stage) if not re.match(r"^[A-Za-z_]\w*=", w)]
-            if words and words[0] in _INTERPRETERS:
-                words = [w for w in words[1:] if not w.startswith("-")]
-            if words and words[0].removeprefix("./") == path.removeprefix("./"):
-                return True
-    return False
 
 
 # Programs that run code, and the filters a check's output may be piped through.

@@ -91,7 +91,6 @@ class Finisher:
             DoneCheck("failed", self._last_command_failed, repeat="command"),
             # Raised once, whatever its text holds (it shows the changed file).
             DoneCheck("unchecked", self._unchecked_change, repeat="once"),
-            DoneCheck("unrun", run.unrun.objection),
             *run.finish_checks,
         ]
         doubts: dict[str, str] = {}

@@ -27,7 +27,6 @@ from agentcli.agent.repo_view import RepoView
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.stuck import StuckDetector
 from agentcli.agent.to_run import command_to_run, user_approved
-from agentcli.agent.unrun import UnrunScripts
 from agentcli.agent.verdicts import Malformed, Objected, Rejected
 from agentcli.context.window import Context, ContextWindow
 from agentcli.events import (
@@ -89,7 +88,6 @@ class Agent:
         ctx = self.ctx
         ctx.recent_outputs = RecentOutputs()
         ctx.state.shown_definition = None
-        ctx.unrun = UnrunScripts(ctx.facts.asked_files, ctx.repo.read)
         system = render("system", workdir=ctx.sandbox.workdir)
         parts = [context_text.strip(), *(first_look(ctx, command) for command in first_looks)]
         context = "\n\n".join(p for p in parts if p).rstrip()

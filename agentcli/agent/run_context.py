@@ -18,7 +18,6 @@ from agentcli.agent.plan_progress import PlanProgress
 from agentcli.agent.repeats import RecentOutputs
 from agentcli.agent.repo_view import RepoView
 from agentcli.agent.state import RunState, TaskFacts
-from agentcli.agent.unrun import UnrunScripts
 from agentcli.context.window import Context
 from agentcli.events import EventBus, Notice
 from agentcli.models.base import Model
@@ -49,7 +48,6 @@ class RunContext:
     finish_checks: list[DoneCheck] = field(default_factory=list)
     recent_outputs: RecentOutputs = field(default_factory=RecentOutputs)
     # The scripts the task asks for: whether they ran since they last changed.
-    unrun: UnrunScripts = field(default_factory=lambda: UnrunScripts((), lambda path: None))
     temperature: float | None = None  # sampling temperature for every reply; None: the model's own
 
     def progress(self) -> PlanProgress:

@@ -38,7 +38,6 @@ CATALOG: tuple[Policy, ...] = (
     Policy("examples", "DONE while the docstring examples of a changed Python file fail."),
     Policy("staged", "DONE with changes staged and not committed."),
     Policy("outputs", "DONE while a file the task asks for is missing or not of its kind.", reads_task=True),
-    Policy("unrun", "DONE while a script the task asks for has not run since it changed.", reads_task=True),
     Policy("echoed-done", "A DONE that only copies agentcli's words is no claim; three in a row end the attempt."),
     Policy("step-done", "A DONE that reports one step of the plan is told the task goes on."),
     # Before the first reply.
@@ -62,7 +61,6 @@ CATALOG: tuple[Policy, ...] = (
     # The run as a whole.
     Policy("stuck", "Commands repeated with the same result get a nudge, then end the attempt as stuck."),
     Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),
-    Policy("task-doubt-retries", "A DONE accepted while a check that reads the task objects is tried afresh.", True),
 )
 BY_NAME = {policy.name: policy for policy in CATALOG}
 

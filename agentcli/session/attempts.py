@@ -112,23 +112,19 @@ def _worth(session: Session, outcome: Outcome, agent: Agent) -> tuple[bool, bool
     whether the checks that make a finished attempt worth redoing pass on it, then whether it finished."""
     if session.checkpoint is None or cp.untouched_since(session.root, session.checkpoint):
         return False, False, outcome.status == "finished"
-    doubts = _retry_doubts(session, agent)
+    doubts = _retry_doubts(agent)
     if outcome.status == "finished":  # the checks ran when DONE was accepted
         doubting = [check for check in doubts if check.name in outcome.doubts]
     else:
         doubting = next(([check] for check in doubts if check.ask() is not None), [])
-    _fired_on_task_doubts(session, doubting)
     return True, not doubting, outcome.status == "finished"
 
 
-def _retry_doubts(session: Session, agent: Agent) -> list[DoneCheck]:
-    """The checks whose doubts make an attempt worth redoing: those that read the task only while
-    `task-doubt-retries` is on (a misreading would throw away right work)."""
-    every = session.policies.on("task-doubt-retries")
+def _retry_doubts(agent: Agent) -> list[DoneCheck]:
+    """The checks whose doubts make an attempt worth redoing: those that do not read the task (a
+    misreading would throw away right work)."""
     return [
-        check
-        for check in agent.ctx.finish_checks
-        if check.retry_cut is not None and (every or not BY_NAME[check.name].reads_task)
+        check for check in agent.ctx.finish_checks if check.retry_cut is not None and not BY_NAME[check.name].reads_task
     ]
 
 
@@ -143,19 +139,12 @@ def _retry_reason(session: Session, outcome: Outcome, agent: Agent) -> str | Non
         return None
     if cp.untouched_since(session.root, session.checkpoint):
         return "finished without changing anything"
-    for check in _retry_doubts(session, agent):
+    for check in _retry_doubts(agent):
         if check.name in outcome.doubts and check.retry_cut is not None:
-            _fired_on_task_doubts(session, [check])
             doubt = outcome.doubts[check.name].split(check.retry_cut, 1)[0]
             # "Changes are staged ...": the sentence's first word, inside ours.
             return "finished while " + re.sub(r"^Changes ", "changes ", doubt)
     return None
-
-
-def _fired_on_task_doubts(session: Session, doubting: list[DoneCheck]) -> None:
-    """A doubt of a check that reads the task counts only while `task-doubt-retries` is on: it fired."""
-    if any(BY_NAME[check.name].reads_task for check in doubting):
-        session.policies.fired("task-doubt-retries")
 
 
 def _taken_back(number: int, why: str, commands: list[str]) -> str:

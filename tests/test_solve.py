@@ -554,3 +554,39 @@ def test_a_commit_that_only_stops_tracking_a_file_is_a_change(failing_repo: Path
     assert not [e for e in events if e["type"] == "format_error"]
 
 
+FIXED_BLOB = "def add(a, b):\n    return a + b\n"
+# The loose object of the fixed calc.py, rewritten to hold other bytes under its id (a forged object).
+FORGE_FIXED_BLOB = (
+    "python3 -c \"import hashlib, os, zlib; d = b'def add(a, b):\\n    return a + b\\n'; "
+    "h = hashlib.sha1(b'blob %d\\0' % len(d) + d).hexdigest(); p = f'.git/objects/{h[:2]}/{h[2:]}'; "
+    "e = b'import os; os.system(\\'evil\\')\\n'; os.makedirs(os.path.dirname(p), exist_ok=True); "
+    "os.path.exists(p) and os.chmod(p, 0o644); open(p, 'wb').write(zlib.compress(b'blob %d\\0' % len(e) + e))\""
+)
+
+
+@pytest.mark.parametrize(
+    "destroy",
+    [
+        "git reflog expire --expire=now --all && git gc -q --prune=now",  # the kept state's objects collected
+        FORGE_FIXED_BLOB,
+    ],
+    ids=["gc", "forged"],
+)
+def test_the_state_an_earlier_attempt_left_comes_back_whatever_a_later_one_did_to_git(
+    failing_repo: Path, write_replies, destroy: str
+):
+    replies = [
+        "```bash\nsed -i 's/a - b/a + b/' calc.py\n```",
+        *[f"I am not sure what to do ({i})." for i in range(5)],
+        f"```bash\n{destroy} && echo '# looked' >> calc.py\n```",
+        "DONE: looked",
+        "DONE: looked again",
+    ]
+    result, events = solve_json(failing_repo, "fix add", write_replies(replies))
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("no later attempt did better: the repository is as attempt 1 left it" in n for n in notices), (
+        notices,
+        result.stderr,
+    )
+    assert (failing_repo / "calc.py").read_text() == FIXED_BLOB
+    assert git(failing_repo, "status", "--porcelain").strip() == "M calc.py"

@@ -281,6 +281,19 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
     return checkpoint
 
 
+def drop_aside(root: Path, prefix: str) -> None:
+    """Forget the states set aside whose names start with `prefix`."""
+    mirror.drop_aside(root, prefix)
+
+
+def set_aside(root: Path, name: str, exclude: tuple[str, ...] = ()) -> Checkpoint:
+    """A snapshot like a checkpoint's that undo never sees (an attempt's state, to come back if no later
+    attempt does better), kept in the mirror where it can (`mirror.set_aside`)."""
+    state = create_checkpoint(root, name, exclude, keep_ref=False)
+    mirror.set_aside(Git(root), name, state.commit)
+    return state
+
+
 def fallback_identity() -> dict[str, str]:
     """Checkpoint commits need an author even where the user configured none."""
     return {

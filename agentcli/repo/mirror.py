@@ -23,6 +23,9 @@ from agentcli.repo.git import Git
 MIRROR = "mirror.git"
 STATE_REFS = "refs/agentcli/state"
 CHECKPOINT_REFS = "refs/agentcli/checkpoints"
+# States set aside during a run (an attempt's, in case no later one does better): no checkpoints, so
+# undo never sees them.
+ASIDE_REFS = "refs/agentcli/aside"
 # The kinds of refs a checkpoint keeps, each as `refs/<kind>/*`. agentcli's own git calls ignore replaced
 # objects, but the user's do not: a replace ref the run made would change what their next checkout writes.
 KEPT_REFS = ("heads", "tags", "remotes", "notes", "replace")
@@ -53,6 +56,25 @@ def keep(git: Git, name: str, ref: str, commit: str) -> None:
     # The checkpoint first, the refs after: a shallow clone's push of both at once is refused.
     git("push", "-q", "--no-verify", str(path), f"+{commit}:{ref}")
     git("push", "-q", "--no-verify", str(path), *specs)
+
+
+def set_aside(git: Git, name: str, commit: str) -> bool:
+    """Push `commit`, a state set aside, into the mirror as `ASIDE_REFS/name`, so that nothing done to
+    the repository's objects afterwards (`gc --prune`, a forged object) loses or changes it. False where
+    there is no mirror or the push fails (an object of it forged before it was made: the mirror takes
+    no object whose bytes do not match its id)."""
+    path = location(git.root)
+    if not (path / "HEAD").is_file():
+        return False
+    return git.try_("push", "-q", "--no-verify", str(path), f"+{commit}:{ASIDE_REFS}/{name}") is not None
+
+
+def drop_aside(root: Path, prefix: str) -> None:
+    """Forget the states set aside whose names start with `prefix`."""
+    mirror = repository(root)
+    if mirror is not None:
+        for ref in (mirror.try_("for-each-ref", "--format=%(refname)", f"{ASIDE_REFS}/{prefix}*") or "").split():
+            mirror.try_("update-ref", "-d", ref)
 
 
 def forget(root: Path, name: str, ref: str) -> None:
@@ -92,9 +114,10 @@ def recover(
     mirror = repository(root)
     if mirror is None:
         return git
-    if git.try_("cat-file", "-e", f"{commit}^{{commit}}") is None:
+    checkpoint = mirror.try_("rev-parse", "-q", "--verify", f"{CHECKPOINT_REFS}/{name}") is not None
+    if checkpoint and git.try_("cat-file", "-e", f"{commit}^{{commit}}") is None:
         # The checkpoint itself is gone (its refs deleted and collected, or all of .git): the refs
-        # there were at the checkpoint come back with it.
+        # there were at the checkpoint come back with it (a state set aside has none).
         specs = [f"+{STATE_REFS}/{name}/{kind}/*:refs/{kind}/*" for kind in KEPT_REFS]
         git(*_fetch(mirror), *specs, f"+{CHECKPOINT_REFS}/{name}:{CHECKPOINT_REFS}/{name}")
     copy_missing(git, mirror, kept_tips(mirror, name, commit))

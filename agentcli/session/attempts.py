@@ -54,6 +54,14 @@ def run_attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
     attempt that got stuck after the right change is worth more than one that finished while the
     tests fail). Steps, tokens and time are counted over all attempts.
     """
+    try:
+        return _attempts(session, task, mark)
+    finally:
+        if mark.checkpoint is not None:
+            cp.drop_aside(session.root, f"{mark.checkpoint.name}-attempt-")
+
+
+def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
     settings, root = session.settings, session.root
     setup = session.task_setup(task)
     context_text = session.overview(task)
@@ -97,7 +105,7 @@ def run_attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
         assert mark.checkpoint is not None and session.sandbox is not None
         if kept is None or worth > kept.worth:
             name = f"{mark.checkpoint.name}-attempt-{attempt}"
-            state = cp.create_checkpoint(root, name, mark.checkpoint.exclude, keep_ref=False)
+            state = cp.set_aside(root, name, mark.checkpoint.exclude)
             kept = _KeptAttempt(attempt, worth, outcome, state)
         cp.restore(root, mark.checkpoint)
         session.policies.fired("retries")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.repo import mirror
 from agentcli.sandbox.factory import docker_ready
 from agentcli.sandbox.local import bwrap_available
 from agentcli.session.journal import sessions_dir
@@ -590,3 +591,5 @@ def test_the_state_an_earlier_attempt_left_comes_back_whatever_a_later_one_did_t
     )
     assert (failing_repo / "calc.py").read_text() == FIXED_BLOB
     assert git(failing_repo, "status", "--porcelain").strip() == "M calc.py"
+    copy = mirror.location(failing_repo)
+    assert git(failing_repo, "--git-dir", str(copy), "for-each-ref", mirror.ASIDE_REFS) == ""  # dropped at the end

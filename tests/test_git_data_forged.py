@@ -19,7 +19,7 @@ import pytest
 
 from agentcli.errors import UsageError
 from agentcli.repo import checkpoint as cp
-from agentcli.repo import objects, publish
+from agentcli.repo import mirror, objects, publish
 from agentcli.repo.git import Git
 from agentcli.session.undo import undo
 from tests.conftest import git
@@ -420,3 +420,72 @@ def test_a_multi_pack_index_written_since_goes_and_is_never_read(repo: Path):
     (chain / "multi-pack-index-chain").write_text("0" * 40 + "\n")
     assert "pack/multi-pack-index.d" in cp.remove_forged_objects(repo, checkpoint)
     assert Git(repo)("config", "core.multiPackIndex") == "false"
+
+
+# A state set aside during a run (an attempt's, to come back if no later attempt does better).
+
+
+def test_a_state_set_aside_takes_no_history_boundary_from_the_run(repo: Path):
+    """A boundary in the mirror would stop every later restore's walk of the history there."""
+    mark = cp.create_checkpoint(repo, "s1")
+    (repo / "b.txt").write_text("fixed\n")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-qm", "fix")
+    (repo / ".git" / "shallow").write_text(git(repo, "rev-parse", "HEAD"))  # history "ends" at the run's commit
+    assert cp.set_aside(repo, "s1-attempt-1", mark) is None  # not kept: it would not come back whole
+    assert not (mirror.location(repo) / "shallow").exists()
+
+
+def test_a_state_of_a_shallow_clone_is_set_aside(repo: Path, tmp_path: Path):
+    (repo / "a.txt").write_text("three\n")
+    git(repo, "commit", "-qam", "second")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(clone))
+    mark = cp.create_checkpoint(clone, "s1")
+    (clone / "a.txt").write_text("fixed\n")
+    git(clone, "commit", "-qam", "fix")
+    kept = cp.set_aside(clone, "s1-attempt-1", mark)
+    assert kept is not None
+    cp.restore(clone, mark)
+    cp.restore(clone, kept)
+    assert (clone / "a.txt").read_text() == "fixed\n"
+
+
+def test_restoring_a_state_set_aside_writes_through_no_link_the_run_planted(repo: Path, tmp_path: Path):
+    victim = tmp_path / "victim"
+    victim.write_text("host file\n")
+    mark = cp.create_checkpoint(repo, "s1")
+    link = repo / ".git" / "logs" / "refs" / "heads" / "main"
+
+    def plant() -> None:
+        link.unlink(missing_ok=True)
+        link.symlink_to(victim)
+
+    (repo / "a.txt").write_text("fixed\n")
+    plant()  # attempt 1
+    kept = cp.set_aside(repo, "s1-attempt-1", mark)
+    assert kept is not None
+    cp.restore(repo, mark)
+    plant()  # attempt 2, again, and a commit
+    (repo / "b.txt").write_text("x\n")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-qm", "two")
+    written = victim.read_text()  # the run's own git wrote through its link: the sandbox's to write
+    cp.restore(repo, kept)
+    assert victim.read_text() == written
+    assert (repo / "a.txt").read_text() == "fixed\n"
+
+
+def test_a_fifo_at_an_object_of_the_state_set_aside_blocks_nothing(repo: Path):
+    mark = cp.create_checkpoint(repo, "s1")
+    fixed = b"fixed\n"
+    oid = blob_id(fixed)
+    (repo / ".git" / "objects" / oid[:2]).mkdir(exist_ok=True)
+    os.mkfifo(repo / ".git" / "objects" / oid[:2] / oid[2:])  # git would block opening it
+    (repo / "a.txt").write_bytes(fixed)
+    started = time.monotonic()
+    kept = cp.set_aside(repo, "s1-attempt-1", mark)
+    assert kept is not None and time.monotonic() - started < 30
+    cp.restore(repo, mark)
+    cp.restore(repo, kept)
+    assert (repo / "a.txt").read_bytes() == fixed

@@ -11,6 +11,7 @@ size cap, so all of them come back too. Every checkpoint is also copied outside 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import stat
@@ -286,12 +287,21 @@ def drop_aside(root: Path, prefix: str) -> None:
     mirror.drop_aside(root, prefix)
 
 
-def set_aside(root: Path, name: str, exclude: tuple[str, ...] = ()) -> Checkpoint:
-    """A snapshot like a checkpoint's that undo never sees (an attempt's state, to come back if no later
-    attempt does better), kept in the mirror where it can (`mirror.set_aside`)."""
-    state = create_checkpoint(root, name, exclude, keep_ref=False)
-    mirror.set_aside(Git(root), name, state.commit)
-    return state
+def set_aside(root: Path, name: str, checkpoint: Checkpoint) -> Checkpoint | None:
+    """The work as it stands, snapshotted like a checkpoint that undo never sees (an attempt's state, to
+    come back if no later attempt does better), kept in the mirror so that nothing done to the
+    repository's objects afterwards loses or changes it; None where the mirror could not take it.
+
+    What the sandbox planted in `.git` since the task's `checkpoint` goes first (links, special files,
+    forged objects: the push reads the store), and the state keeps that checkpoint's links and git
+    settings as its own: none the run made is ever trusted."""
+    remove_planted(root, checkpoint)
+    if (dot := root / ".git").is_dir() and not dot.is_symlink():
+        mirror.remove_special_files(dot)  # before any git call: one opening a FIFO would block
+    remove_forged_objects(root, checkpoint)
+    state = create_checkpoint(root, name, checkpoint.exclude, keep_ref=False)
+    state = dataclasses.replace(state, plantable=checkpoint.plantable, git_tree=checkpoint.git_tree)
+    return state if mirror.set_aside(Git(root), name, state.commit) else None
 
 
 def fallback_identity() -> dict[str, str]:
@@ -459,8 +469,8 @@ class TreeNotPutBack(OSError):
 @contextlib.contextmanager
 def tree_kept(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[list[str]]:
     """Put the working tree's files back as they were before the block; the list it yields holds,
-    afterwards, the paths put back. For commands agentcli runs on its own (a command the task quotes,
-    run to show or check it, a candidate change judged by the checks). Files git ignores are never
+    afterwards, the paths put back. For commands agentcli runs on its own (a look before the first reply,
+    the checks on "done", a candidate change judged by them). Files git ignores are never
     removed, and are not brought back either: a snapshot holds none of them. A tree that cannot be put
     back raises TreeNotPutBack, as going on would build on a change nobody chose; where the block
     itself raised, its error is the one that propagates."""

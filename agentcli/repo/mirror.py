@@ -60,13 +60,14 @@ def keep(git: Git, name: str, ref: str, commit: str) -> None:
 
 def set_aside(git: Git, name: str, commit: str) -> bool:
     """Push `commit`, a state set aside, into the mirror as `ASIDE_REFS/name`, so that nothing done to
-    the repository's objects afterwards (`gc --prune`, a forged object) loses or changes it. False where
-    there is no mirror or the push fails (an object of it forged before it was made: the mirror takes
-    no object whose bytes do not match its id)."""
+    the repository's objects afterwards (`gc --prune`, a forged object) loses or changes it. The mirror
+    takes no history boundary from the push (the repository's `.git/shallow` is the sandbox's to write)
+    and no object whose bytes do not match its id. False where there is no mirror or the push fails."""
     path = location(git.root)
     if not (path / "HEAD").is_file():
         return False
-    return git.try_("push", "-q", "--no-verify", str(path), f"+{commit}:{ASIDE_REFS}/{name}") is not None
+    no_boundary = "--receive-pack=git -c receive.shallowUpdate=false receive-pack"
+    return git.try_("push", "-q", "--no-verify", no_boundary, str(path), f"+{commit}:{ASIDE_REFS}/{name}") is not None
 
 
 def drop_aside(root: Path, prefix: str) -> None:
@@ -104,7 +105,7 @@ def recover(
         dot.mkdir()
     if dot.is_symlink() or not dot.is_dir():
         return Git(root)  # a linked work tree: its git folder is elsewhere, out of the sandbox's reach
-    _remove_special_files(dot)
+    remove_special_files(dot)
     git = Git(root, git_dir=dot)
     damaged = not (dot / "HEAD").is_file()
     if damaged:
@@ -204,7 +205,7 @@ def copy_missing(git: Git, mirror: Git, tips: list[str]) -> None:
     git.raw("unpack-objects", "-q", input=pack)
 
 
-def _remove_special_files(folder: Path) -> None:
+def remove_special_files(folder: Path) -> None:
     """FIFOs, sockets and devices the sandbox left in the git folder (git would block on a FIFO)."""
     for parent, dirs, files in os.walk(folder):
         for name in [*dirs, *files]:

@@ -105,8 +105,10 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
         assert mark.checkpoint is not None and session.sandbox is not None
         if kept is None or worth > kept.worth:
             name = f"{mark.checkpoint.name}-attempt-{attempt}"
-            state = cp.set_aside(root, name, mark.checkpoint.exclude)
-            kept = _KeptAttempt(attempt, worth, outcome, state)
+            if (state := cp.set_aside(root, name, mark.checkpoint)) is not None:
+                kept = _KeptAttempt(attempt, worth, outcome, state)
+            else:
+                session.notify(f"the state attempt {attempt} left could not be kept aside: it will not come back")
         cp.restore(root, mark.checkpoint)
         session.policies.fired("retries")
         session.sandbox.run(f"cd {shlex.quote(session.sandbox.workdir)}")

@@ -93,3 +93,9 @@ def test_every_check_on_done_is_a_policy_of_the_catalogue():
     session_checks = {"tests", "examples", "outputs"}
     for switch in agent_checks | session_checks | {check.name for check in checks}:
         assert switch in BY_NAME, switch
+
+
+def test_a_retired_policy_switched_off_changes_nothing_and_on_is_refused():
+    assert Policies.chosen("small-local", ["first-looks=off", "looks=off"]).enabled == PROFILES["small-local"]
+    with pytest.raises(UsageError, match="policy 'unrun' was removed"):
+        Policies.chosen("small-local", ["unrun=on"])

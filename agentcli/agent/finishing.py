@@ -1,5 +1,5 @@
 """Whether the model's DONE is accepted: the loop's own checks (nothing ran, a DONE that copies our
-words or reports one step, the last command failed, a change not looked at, a script not run), then
+words or reports one step, the last command failed, a change not looked at), then
 the session's (`DoneCheck`s), each objection raised once. Where the backend continues replies, the
 reply after an objection is begun where the work goes on."""
 

@@ -47,7 +47,6 @@ class RunContext:
     # Asked in order when the model says it is done, after the loop's own checks.
     finish_checks: list[DoneCheck] = field(default_factory=list)
     recent_outputs: RecentOutputs = field(default_factory=RecentOutputs)
-    # The scripts the task asks for: whether they ran since they last changed.
     temperature: float | None = None  # sampling temperature for every reply; None: the model's own
 
     def progress(self) -> PlanProgress:

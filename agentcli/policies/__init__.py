@@ -63,6 +63,15 @@ CATALOG: tuple[Policy, ...] = (
     Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),
 )
 BY_NAME = {policy.name: policy for policy in CATALOG}
+# Policies deleted because they added nothing where measured (docs/eval.md): switching one off is
+# accepted and changes nothing, so configurations and scripts written for them keep working.
+RETIRED = frozenset(
+    {
+        "first-looks", "looks", "unrun", "task-doubt-retries", "keep-named", "named-deletion", "at-top",
+        "version-history", "env-variable", "data-script", "substitution", "names", "raises", "code", "commit",
+        "printed-output", "expectation", "plan", "described-edits", "duplicate-setting", "missing-folders",
+    }
+)  # fmt: skip
 
 # Profiles: which policies a run starts from. `general` keeps what never reads the task's wording.
 PROFILES: dict[str, frozenset[str]] = {
@@ -120,10 +129,14 @@ class Policies:
         for switch in switches:
             name, _, state = switch.partition("=")
             name, state = name.strip(), state.strip().lower()
-            if name not in BY_NAME:
-                raise UsageError(f"unknown policy {name!r} (see `agentcli policies`)")
             if state not in ("on", "off"):
                 raise UsageError(f"policy switch must be NAME=on or NAME=off, got {switch!r}")
+            if name in RETIRED and state == "off":
+                continue
+            if name in RETIRED:
+                raise UsageError(f"policy {name!r} was removed: it added nothing where measured (docs/eval.md)")
+            if name not in BY_NAME:
+                raise UsageError(f"unknown policy {name!r} (see `agentcli policies`)")
             (enabled.add if state == "on" else enabled.discard)(name)
         return cls(frozenset(enabled))
 
@@ -149,6 +162,9 @@ def catalogue_markdown() -> str:
         "it: such policies are fitted to phrasings, and `benchmarks/ablation.py` measures what each adds on",
         "tasks nobody tuned them for. Each time a policy changes what a run does, the journal records a",
         "`policy_fired` event with its name.",
+        "",
+        "Policies removed because they added nothing where measured ([eval](eval.md)) may still be switched",
+        f"off, to no effect: {', '.join(f'`{name}`' for name in sorted(RETIRED))}.",
         "",
         "| policy | reads the task | why |",
         "|---|---|---|",

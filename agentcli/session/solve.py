@@ -275,8 +275,7 @@ class Session:
         agent.ctx.facts = TaskFacts(
             setup.outputs, verifier=self._verifier(), takes_back=self.use_git, ignored=self._ignored
         )
-        outputs = setup.outputs
-        asked = DoneCheck("outputs", lambda: output_problems(self.root, outputs, task), retry_cut=":")
+        asked = DoneCheck("outputs", lambda: output_problems(self.root, setup.outputs, task), retry_cut=":")
         agent.ctx.finish_checks.insert(0, asked)
         return agent
 

@@ -176,7 +176,7 @@ def test_a_done_line_the_model_s_script_prints_is_its_done(host):
     replies = [script, "```bash\nsort -o out.csv out.csv\n```\nDONE: sorted"]
     checks = [
         DoneCheck(
-            "outputs",
+            "tests",
             lambda: None if (host.repo / "out.csv").read_text() == "a\nb\n" else "out.csv is unsorted.",
         )
     ]

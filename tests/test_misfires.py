@@ -7,7 +7,6 @@ would write them, not as any benchmark task is.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from agentcli.session.outputs import named_outputs
@@ -125,18 +124,6 @@ def test_placeholder_command_is_not_run_as_a_check(tmp_path, write_replies):
     assert (repo / "todo.py").read_text() == done
 
 
-def test_no_objection_carries_solution_code(tmp_path):
-    """The dropped-key objection says what is wrong, not how to write the merge."""
-    from agentcli.session.outputs import dropped_key
-
-    files = {"defaults.json": {"db": {"host": "x", "port": 1}}, "local.json": {"db": {"port": 2}}}
-    read = {name: json.dumps(value) for name, value in files.items()}.get
-    task = "Write merged.json: defaults.json with local.json merged on top, nested objects key by key."
-    problem = dropped_key("merged.json", json.dumps({"db": {"port": 2}}), task, read)
-    assert problem is not None and "db.host" in problem
-    assert "def " not in problem and "```" not in problem
-
-
 # Found by a hunt over some 90 realistic requests (none of them a benchmark task's).
 
 
@@ -178,10 +165,3 @@ def test_output_the_command_printed_before_the_task_is_no_expectation(tmp_path, 
 def test_files_the_task_says_to_ignore_or_not_to_create_are_no_outputs():
     assert named_outputs("Please ignore npm-debug.log and coverage.xml in git.", ["app.py"]) == []
     assert named_outputs("Don't create a new settings.yaml; put the defaults in config.py", ["config.py"]) == []
-
-
-def test_content_the_task_gives_for_a_file_is_accepted():
-    from agentcli.session.outputs import output_problem
-
-    task = "Add a fixture tests/fixtures/empty.json containing just `{}` for the loader tests."
-    assert output_problem("tests/fixtures/empty.json", "{}\n", task) is None

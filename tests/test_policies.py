@@ -33,8 +33,8 @@ def test_general_profile_keeps_only_what_never_reads_the_task():
 
 
 def test_switches_apply_in_order_over_the_profile():
-    chosen = Policies.chosen("general", ["outputs=on", "tests=off", "outputs=off", "retries=off"])
-    assert not chosen.on("outputs") and not chosen.on("tests") and not chosen.on("retries")
+    chosen = Policies.chosen("general", ["named-code=on", "tests=off", "named-code=off", "retries=off"])
+    assert not chosen.on("named-code") and not chosen.on("tests") and not chosen.on("retries")
     assert chosen.on("syntax")
     with pytest.raises(KeyError):
         chosen.on("no-such-policy")
@@ -90,7 +90,7 @@ def test_every_check_on_done_is_a_policy_of_the_catalogue():
 
     checks = repository_checks(lambda: pytest.fail("no check is asked here"))
     agent_checks = {"failed", "unchecked"}
-    session_checks = {"tests", "examples", "outputs"}
+    session_checks = {"tests", "examples"}
     for switch in agent_checks | session_checks | {check.name for check in checks}:
         assert switch in BY_NAME, switch
 

@@ -49,19 +49,19 @@ def test_the_ablation_reruns_where_a_policy_fired_and_takes_the_baseline_elsewhe
     monkeypatch.setattr(protocol, "RESULTS", tmp_path)
     monkeypatch.setattr(ablation, "RESULTS", tmp_path)
     baseline = []
-    for task, fired in (("a", ["stuck", "outputs"]), ("b", []), ("c", ["outputs"])):
+    for task, fired in (("a", ["stuck", "named-code"]), ("b", []), ("c", ["named-code"])):
         journal = tmp_path / "journals" / task
         journal.mkdir(parents=True)
         events = [{"type": "policy_fired", "name": name} for name in fired] + [{"type": "notice", "message": "x"}]
         (journal / "agent.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
         baseline.append(TaskResult(task=task, status="passed", reward=1, steps=3, trajectory=str(journal)))
     write(tmp_path / "default" / "test-w0.json", RunInfo(agent="agentcli"), baseline)
-    assert ablation.fired_in(tmp_path / "default" / "test-w0.json") == {"stuck": {"a"}, "outputs": {"a", "c"}}
-    assert "| outputs | 0 | 2 | 0 |" in ablation.fired_table()
-    # With `outputs` off, only a and c ran again; c failed: it adds one task of three on the test split.
+    assert ablation.fired_in(tmp_path / "default" / "test-w0.json") == {"stuck": {"a"}, "named-code": {"a", "c"}}
+    assert "| named-code | 0 | 2 | 0 |" in ablation.fired_table()
+    # With `named-code` off, only a and c ran again; c failed: it adds one task of three on the test split.
     rerun = [TaskResult(task="a", status="passed", reward=1), TaskResult(task="c", status="failed", reward=0)]
-    write(tmp_path / "off-outputs" / "test-w0.json", RunInfo(agent="agentcli"), rerun)
-    assert ablation.added("off-outputs").split(" | ")[1] == "+1 of 3"
+    write(tmp_path / "off-named-code" / "test-w0.json", RunInfo(agent="agentcli"), rerun)
+    assert ablation.added("off-named-code").split(" | ")[1] == "+1 of 3"
 
 
 def test_the_python_loop_reference_is_timed():

@@ -336,7 +336,7 @@ def test_tests_failing_before_a_task_that_does_not_speak_of_them_are_neither_sho
     assert objections and "the repository's tests fail" in objections[0] and "test_words" in objections[0]
 
 
-def test_done_while_a_file_the_task_asks_for_does_not_exist_is_questioned(failing_repo: Path, write_replies):
+def test_done_after_only_printing_what_was_to_be_written_is_questioned(failing_repo: Path, write_replies):
     git(failing_repo, "rm", "-q", "test_calc.py")
     (failing_repo / "logs").mkdir()
     (failing_repo / "logs" / "job.log").write_text("INFO start\nERROR disk full\nINFO end\n")
@@ -351,48 +351,9 @@ def test_done_while_a_file_the_task_asks_for_does_not_exist_is_questioned(failin
     task = "Find the root cause in logs/job.log and write its ERROR line to root_cause.txt."
     result, events = solve_json(failing_repo, task, write_replies(replies))
     objections = objections_in(events)
-    assert len(objections) == 1 and "root_cause.txt, which the task names, does not exist" in objections[0]
+    assert len(objections) == 1 and "No file in the repository has changed yet" in objections[0]
     assert result.returncode == 0 and events[-1]["summary"] == "wrote root_cause.txt"
     assert (failing_repo / "root_cause.txt").read_text() == "ERROR disk full\n"
-
-
-SHELL_SCRIPT = "#!/bin/bash\n# Usage: count.sh DIR\nset -e\nfind \"${1:-.}\" -name '*.py' | wc -l\n"
-PYTHON_SCRIPT = "import sys\n\nprint(len(sys.argv) - 1)\n"
-
-
-@pytest.mark.parametrize(
-    ("task", "script", "first", "check", "printed"),
-    [
-        (
-            "Write a shell script tools/count.sh that prints the number of .py files under a folder; only the number.",
-            SHELL_SCRIPT,
-            f"PLAN:\n1. Write the script.\n2. Run it.\n\n```bash\n{SHELL_SCRIPT}```",
-            "```bash\nbash tools/count.sh .\n```",
-            ["1"],
-        ),
-        (  # the first python block; the next, a check of it, runs
-            "Write a Python script tools/count.py that prints how many arguments it was given.",
-            PYTHON_SCRIPT,
-            f"```python\n{PYTHON_SCRIPT}```",
-            "```python\nimport subprocess\n"
-            "print(subprocess.run(['python3', 'tools/count.py', 'a', 'b']).returncode)\n```",
-            ["2", "0"],
-        ),
-    ],
-)
-def test_a_script_with_no_file_named_is_the_script_the_task_asks_for(
-    failing_repo: Path, write_replies, task: str, script: str, first: str, check: str, printed: list[str]
-):
-    git(failing_repo, "rm", "-q", "test_calc.py")
-    git(failing_repo, "commit", "-qm", "no tests")
-    path = task.split()[task.split().index("script") + 1]
-    result, events = solve_json(failing_repo, task, write_replies([first, check, f"DONE: wrote {path}"]))
-    assert result.returncode == 0 and events[-1]["summary"] == f"wrote {path}"
-    assert (failing_repo / path).read_text() == script
-    ran = [e for e in events if e["type"] == "command_finished" and e["step"] > 0]
-    assert ran[-1]["output"].split() == printed
-    notes = [n for e in events if e["type"] == "command_started" for n in e.get("notes", [])]
-    assert any(f"written to {path}, the script the task asks for" in n for n in notes)
 
 
 def test_done_with_an_empty_new_file_is_questioned(failing_repo: Path, write_replies):

@@ -129,17 +129,8 @@ def command_lines(command: str) -> int:
     return max(1, len(without_comment_lines(command).splitlines()))
 
 
-# The suffixes of the scripts each interpreter runs.
-SCRIPT_SUFFIXES = {
-    "bash": (".sh", ".bash"),
-    "sh": (".sh",),
-    "zsh": (".sh", ".zsh"),
-    "python": (".py",),
-    "python3": (".py",),
-    "node": (".js", ".mjs", ".cjs"),
-}
 # The scripts a task is about: shell and Python.
-SHELL_AND_PYTHON_SCRIPTS = (*SCRIPT_SUFFIXES["bash"], *SCRIPT_SUFFIXES["python"])
+SHELL_AND_PYTHON_SCRIPTS = (".sh", ".bash", ".py")
 
 
 # Programs that run code, and the filters a check's output may be piped through.

@@ -1,9 +1,9 @@
 """Where code goes that a reply did not put in a file: a ```python block with no path, Python echoed
-line by line, a script block for the script the task asks for.
+line by line.
 
 Small models write Python far more reliably than shell pipelines or here-documents, but often forget
-the path line; the code goes to the one file that defines its functions, or the script the task asks
-for, or runs as a script. Each placement tells the model what was done and how to say it next time.
+the path line; the code goes to the one file that defines its functions, or runs as a script. Each
+placement tells the model what was done and how to say it next time.
 """
 
 from __future__ import annotations
@@ -11,16 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from agentcli.agent.checking import SCRIPT_SUFFIXES
-from agentcli.agent.edits import python_script_command, without_comment_lines
+from agentcli.agent.edits import python_script_command
 from agentcli.agent.parsing import PYTHON_LANGUAGES, ParsedReply, echoed_file, echoed_program, echoed_python
 from agentcli.agent.pysource import parse
 from agentcli.agent.repo_view import RepoView
 from agentcli.policies import Policies
 from agentcli.prompts import render
 
-# A script's interpreter line (the suffixes of the scripts each interpreter runs: SCRIPT_SUFFIXES).
-_INTERPRETER_LINE = re.compile(r"#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+)?(bash|sh|zsh|python3?|node)\b")
 # The programs a shell command a small model puts in a ```python block starts with.
 _SHELL_COMMAND = re.compile(
     r"(?:python3?|pip3?|bash|sh|cat|ls|grep|sed|awk|echo|cd|touch|mkdir|mv|cp|rm|chmod|git|head|tail|wc|find|sort)"
@@ -29,7 +26,7 @@ _SHELL_COMMAND = re.compile(
 
 
 class Placer:
-    """Places a reply's unplaced code (policies `echo-as-block`, `asked-script`)."""
+    """Places a reply's unplaced code (policy `echo-as-block`)."""
 
     def __init__(self, repo: RepoView, policies: Policies, asked_files: Callable[[], Sequence[str]]) -> None:
         self.repo = repo
@@ -50,24 +47,6 @@ class Placer:
             self.policies.fired("echo-as-block")
         elif command is not None and (program := echoed_program(command)) is not None:
             self._echoed_program(parsed, *program)
-        elif (
-            parsed.command is not None
-            and self.policies.on("asked-script")
-            and (script := self.asked_script(parsed.command)) is not None
-        ):
-            # "Write a shell script tools/count.sh" answered with a `#!/bin/bash` block and no file named:
-            # run now, the script's work is done once and the file the task asks for never written.
-            parsed.command, parsed.file_write = None, (script, parsed.command.rstrip("\n") + "\n")
-            parsed.notes.append(asked_script_note("Your script block", script))
-            self.policies.fired("asked-script")
-
-    def asked_script(self, command: str) -> str | None:
-        """The one file the task asks for that a script of `command`'s interpreter line (`#!/bin/bash`,
-        `#!/usr/bin/env python3`) would be, or None."""
-        interpreter = _INTERPRETER_LINE.match(command)
-        if interpreter is None or not without_comment_lines(command).strip():
-            return None  # a lone `#!/bin/bash` is no script
-        return self.asked_file(SCRIPT_SUFFIXES.get(interpreter.group(1), ()))
 
     def asked_file(self, suffixes: tuple[str, ...], *, new_only: bool = False) -> str | None:
         """The one file with one of `suffixes` the task asks for (`new_only`: while it does not exist)."""
@@ -79,8 +58,8 @@ class Placer:
         return fitting[0] if len(fitting) == 1 else None
 
     def _code(self, parsed: ParsedReply) -> None:
-        """A Python block with no file named: an edit of the one file that defines its functions, the
-        script the task asks for, or else a script to run."""
+        """A Python block with no file named: an edit of the one file that defines its functions, or else
+        a script to run."""
         language, block = parsed.code or ("", "")
         if language not in PYTHON_LANGUAGES:
             return
@@ -92,19 +71,6 @@ class Placer:
             return
         if parsed.command is not None:
             return  # beside a command, code no file defines is an illustration, not a script to run
-        # "Write a script tools/count.py that ...": its first ```python block is that script (one with an
-        # interpreter line always is), not code to run once. A later one may be a check of it: it runs.
-        script = (
-            self.asked_file(SCRIPT_SUFFIXES["python"], new_only=not block.startswith("#!"))
-            if self.policies.on("asked-script")
-            else None
-        )
-        if script is not None:
-            parsed.file_write = script, block
-            parsed.error = None
-            parsed.notes.append(asked_script_note("Your ```python block", script))
-            self.policies.fired("asked-script")
-            return
         if parse(block) is None and _SHELL_COMMAND.match(block.lstrip()):
             # ```python around `python -c '...'` or `cat data.json`: the command, not a script.
             parsed.command, parsed.error = block, None
@@ -133,8 +99,3 @@ class Placer:
         parsed.command, parsed.file_write = rest or None, (target, code)
         parsed.notes.append(render("notes/echoed_program", path=target))
         self.policies.fired("echo-as-block")
-
-
-def asked_script_note(block: str, script: str) -> str:
-    """What the model is told when its block with no file named became the script the task asks for."""
-    return render("notes/asked_script", block=block, script=script)

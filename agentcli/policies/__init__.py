@@ -37,13 +37,11 @@ CATALOG: tuple[Policy, ...] = (
     Policy("tests", "DONE while the repository's tests fail (those that failed before the task aside)."),
     Policy("examples", "DONE while the docstring examples of a changed Python file fail."),
     Policy("staged", "DONE with changes staged and not committed."),
-    Policy("outputs", "DONE while a file the task asks for is missing or not of its kind.", reads_task=True),
     Policy("echoed-done", "A DONE that only copies agentcli's words is no claim; three in a row end the attempt."),
     Policy("step-done", "A DONE that reports one step of the plan is told the task goes on."),
     # Before the first reply.
     Policy("named-code", "The function or short file the task names is shown before the first reply.", True),
     # Around the model's commands.
-    Policy("asked-script", "A script block with no path is written to the script the task asks for.", True),
     Policy("lossy-overwrite", "A `>` that lost a file's content is undone."),
     Policy("broken-append", "A `>>` that leaves a Python file unparsable is undone."),
     Policy("server-stop", "A server run in the foreground is stopped after a few seconds, as no failure."),
@@ -67,9 +65,10 @@ BY_NAME = {policy.name: policy for policy in CATALOG}
 # accepted and changes nothing, so configurations and scripts written for them keep working.
 RETIRED = frozenset(
     {
-        "first-looks", "looks", "unrun", "task-doubt-retries", "keep-named", "named-deletion", "at-top",
-        "version-history", "env-variable", "data-script", "substitution", "names", "raises", "code", "commit",
-        "printed-output", "expectation", "plan", "described-edits", "duplicate-setting", "missing-folders",
+        "first-looks", "looks", "unrun", "task-doubt-retries", "outputs", "asked-script", "keep-named",
+        "named-deletion", "at-top", "version-history", "env-variable", "data-script", "substitution", "names",
+        "raises", "code", "commit", "printed-output", "expectation", "plan", "described-edits",
+        "duplicate-setting", "missing-folders",
     }
 )  # fmt: skip
 

@@ -26,7 +26,6 @@ from agentcli.session.checks import (
     has_examples,
     test_command,
 )
-from agentcli.session.outputs import copied_input, dropped_key, output_problem
 
 Notify = Callable[[str], None]
 # Puts back what the block changes in the work tree (`Session.tree_kept`).
@@ -51,21 +50,6 @@ def nothing_changed(s: TaskState) -> str | None:
         return None
     # Said done after only looking, a small model needs the way to make a change as much as the news.
     return render("objections/nothing_changed")
-
-
-def output_problems(root: Path, outputs: list[str], task: str) -> str | None:
-    """An objection to "done" while a file the task names, and asks for, does not exist, or is not
-    what the task says (see `output_problem`)."""
-    for name in outputs:
-        text = untrusted.try_read_text(root, name)
-        if text is None:
-            return render("objections/output_missing", name=name)
-        if problem := output_problem(name, text, task, only_output=len(outputs) == 1):
-            return problem
-        for check in (copied_input, dropped_key):
-            if problem := check(name, text, task, lambda path: untrusted.try_read_text(root, path)):
-                return problem
-    return None
 
 
 def empty_new_file(s: TaskState) -> str | None:

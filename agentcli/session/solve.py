@@ -60,7 +60,6 @@ from agentcli.session.done import (
     TaskState,
     failing_examples_now,
     failing_tests_now,
-    output_problems,
     repository_checks,
 )
 from agentcli.session.journal import Journal, new_session_id, sessions_dir
@@ -275,8 +274,6 @@ class Session:
         agent.ctx.facts = TaskFacts(
             setup.outputs, verifier=self._verifier(), takes_back=self.use_git, ignored=self._ignored
         )
-        asked = DoneCheck("outputs", lambda: output_problems(self.root, setup.outputs, task), retry_cut=":")
-        agent.ctx.finish_checks.insert(0, asked)
         return agent
 
     def _verifier(self) -> Verifier | None:

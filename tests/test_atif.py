@@ -15,7 +15,7 @@ SCHEMA = json.loads((Path(__file__).parent / "data" / "atif-v1.4.schema.json").r
 
 def test_a_run_exports_as_valid_atif_with_calls_linked_to_their_observations(failing_repo: Path, write_replies):
     replies = [*FIX_REPLIES[:2], "DONE: too early?", *FIX_REPLIES[2:]]
-    solved = agentcli("solve", "fix it", "--model", write_replies(replies), "--sandbox", "host", cwd=failing_repo)
+    solved = agentcli("solve", "fix calc.py", "--model", write_replies(replies), "--sandbox", "host", cwd=failing_repo)
     assert solved.returncode == 0, solved.stderr
     exported = agentcli("export", "--format", "atif", cwd=failing_repo)
     assert exported.returncode == 0, exported.stderr
@@ -24,9 +24,9 @@ def test_a_run_exports_as_valid_atif_with_calls_linked_to_their_observations(fai
 
     steps = document["steps"]
     assert [s["step_id"] for s in steps] == list(range(1, len(steps) + 1))
-    assert steps[0] == {**steps[0], "source": "user", "message": "fix it"}
-    # The repository's tests ran before the first reply: a system step with their output.
-    assert steps[1]["source"] == "system" and "1 failed" in steps[1]["observation"]["results"][0]["content"]
+    assert steps[0] == {**steps[0], "source": "user", "message": "fix calc.py"}
+    # The file the task names was shown before the first reply: a system step with its lines.
+    assert steps[1]["source"] == "system" and "return a - b" in steps[1]["observation"]["results"][0]["content"]
     agent_steps = [s for s in steps if s["source"] == "agent"]
     assert [s["message"] for s in agent_steps] == replies
     fix = next(s for s in agent_steps if "sed -i" in s["message"])

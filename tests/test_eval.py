@@ -113,7 +113,7 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
     commands = [e["command"] for e in events if e["type"] == "command_finished" and e["step"] > 0]
     assert commands[0].startswith("python3 -m pytest") and "sed -i" in commands[1]
     looks = [e["command"] for e in events if e["type"] == "command_finished" and e["step"] == 0]
-    assert looks == ["python3 -m pytest -q --tb=short -p no:cacheprovider"]  # the tests ran before the first reply
+    assert looks == ["cat -n pager.py | sed -n '1,16p'"]  # the file the task names, shown before the first reply
     assert "+    start = (page - 1) * per_page" in (record / "changes.patch").read_text()
     atif = json.loads((record / "trajectory.atif.json").read_text())
     assert atif["schema_version"] == "ATIF-v1.4" and atif["extra"]["status"] == "finished"

@@ -140,7 +140,7 @@ def test_html_page_is_self_contained_and_escaped(failing_repo: Path, write_repli
     assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "<img" not in page
     assert "fix it &lt;b&gt;now&lt;/b&gt; &amp; &quot;well&quot;" in page
-    assert page.count("<details class=step") == 6 and "1 file changed" in page and "Run the tests again" in page
+    assert page.count("<details class=step") == 5 and "1 file changed" in page and "Run the tests again" in page
 
 
 def test_terminal_view_neutralises_escape_sequences(failing_repo: Path, write_replies):

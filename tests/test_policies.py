@@ -93,6 +93,7 @@ def test_every_check_on_done_is_a_policy_of_the_catalogue():
     session_checks = {"tests", "examples"}
     for switch in agent_checks | session_checks | {check.name for check in checks}:
         assert switch in BY_NAME, switch
+        assert not BY_NAME[switch].reads_task, f"{switch}: a doubt of it would throw right work away on a retry"
 
 
 def test_a_retired_policy_switched_off_changes_nothing_and_on_is_refused():

@@ -15,7 +15,6 @@ from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
 from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import Outcome
-from agentcli.policies import BY_NAME
 from agentcli.prompts import render
 from agentcli.repo import checkpoint as cp
 
@@ -131,11 +130,9 @@ def _worth(session: Session, outcome: Outcome, agent: Agent) -> tuple[bool, bool
 
 
 def _retry_doubts(agent: Agent) -> list[DoneCheck]:
-    """The checks whose doubts make an attempt worth redoing: those that do not read the task (a
-    misreading would throw away right work)."""
-    return [
-        check for check in agent.ctx.finish_checks if check.retry_cut is not None and not BY_NAME[check.name].reads_task
-    ]
+    """The checks whose doubts make an attempt worth redoing (none of them reads the task's wording:
+    a misreading would throw away right work)."""
+    return [check for check in agent.ctx.finish_checks if check.retry_cut is not None]
 
 
 def _retry_reason(session: Session, outcome: Outcome, agent: Agent) -> str | None:

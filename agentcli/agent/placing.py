@@ -48,13 +48,9 @@ class Placer:
         elif command is not None and (program := echoed_program(command)) is not None:
             self._echoed_program(parsed, *program)
 
-    def asked_file(self, suffixes: tuple[str, ...], *, new_only: bool = False) -> str | None:
-        """The one file with one of `suffixes` the task asks for (`new_only`: while it does not exist)."""
-        fitting = [
-            name
-            for name in self.asked_files()
-            if name.lower().endswith(suffixes) and not (new_only and self.repo.read(name) is not None)
-        ]
+    def _asked_python_file(self) -> str | None:
+        """The one Python file the task asks to be written, or None."""
+        fitting = [name for name in self.asked_files() if name.lower().endswith(".py")]
         return fitting[0] if len(fitting) == 1 else None
 
     def _code(self, parsed: ParsedReply) -> None:
@@ -93,7 +89,7 @@ class Placer:
         """One `echo "` printing Python code over several lines (its quotes broken by the code's own, or
         going to no file): the code written to the file it names, else to the one Python file the task
         asks for, else to the file that defines its functions; the commands after it run after."""
-        target = path or self.asked_file((".py",)) or (home[0] if (home := self.repo.defining_file(code)) else None)
+        target = path or self._asked_python_file() or (home[0] if (home := self.repo.defining_file(code)) else None)
         if target is None:
             return
         parsed.command, parsed.file_write = rest or None, (target, code)

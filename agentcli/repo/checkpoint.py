@@ -282,11 +282,6 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
     return checkpoint
 
 
-def drop_aside(root: Path, prefix: str) -> None:
-    """Forget the states set aside whose names start with `prefix`."""
-    mirror.drop_aside(root, prefix)
-
-
 def set_aside(root: Path, name: str, checkpoint: Checkpoint) -> Checkpoint | None:
     """The work as it stands, snapshotted like a checkpoint that undo never sees (an attempt's state, to
     come back if no later attempt does better), kept in the mirror so that nothing done to the

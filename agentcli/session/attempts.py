@@ -17,6 +17,7 @@ from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import Outcome
 from agentcli.prompts import render
 from agentcli.repo import checkpoint as cp
+from agentcli.repo import mirror
 
 if TYPE_CHECKING:
     from agentcli.session.solve import Session, TaskMark
@@ -57,7 +58,7 @@ def run_attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
         return _attempts(session, task, mark)
     finally:
         if mark.checkpoint is not None:
-            cp.drop_aside(session.root, f"{mark.checkpoint.name}-attempt-")
+            mirror.drop_aside(session.root, f"{mark.checkpoint.name}-attempt-")
 
 
 def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:

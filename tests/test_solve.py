@@ -326,6 +326,17 @@ def test_tests_failing_before_a_task_that_does_not_speak_of_them_are_neither_sho
     assert result.returncode == 0 and events[-1]["summary"] == "counted"
     assert [e["step"] for e in events if e["type"] == "command_finished"] == [1]  # test_calc's failure not shown
     assert not [e for e in events if e["type"] == "format_error"]
+    assert {"type": "policy_fired", "name": "failing-before"} in [
+        {k: e[k] for k in ("type", "name") if k in e} for e in events
+    ]
+    # With the policy that reads the task's wording off, the old failure is held against it.
+    recount = ["```bash\nprintf '3\\n' > count.txt && cat count.txt\n```", "DONE: counted"]
+    result = agentcli(
+        "solve", COUNT_TASK, "--model", write_replies(recount), "--sandbox", "host", "--json",
+        "--policy", "failing-before=off", cwd=failing_repo,
+    )  # fmt: skip
+    objections = objections_in([json.loads(line) for line in result.stdout.splitlines()])
+    assert objections and "the repository's tests fail" in objections[0] and "test_calc" in objections[0]
     # A failure the task's change brings is held against it, behind the old one too.
     replies = [
         "```bash\nprintf 'def add(a, b):\\n    return 1\\n' > calc.py && printf '2\\n' > count.txt && cat calc.py\n```",

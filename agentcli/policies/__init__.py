@@ -34,7 +34,12 @@ CATALOG: tuple[Policy, ...] = (
     Policy("unchanged", "DONE when the task has changed no file and made no commit."),
     Policy("syntax", "DONE while a Python file the task changed no longer parses."),
     Policy("empty", "DONE while a file the task created is empty."),
-    Policy("tests", "DONE while the repository's tests fail (those that failed before the task aside)."),
+    Policy("tests", "DONE while the repository's tests fail."),
+    Policy(
+        "failing-before",
+        "Tests that failed before a task that speaks of no tests or failures are not held against its DONE.",
+        True,
+    ),
     Policy("examples", "DONE while the docstring examples of a changed Python file fail."),
     Policy("staged", "DONE with changes staged and not committed."),
     Policy("echoed-done", "A DONE that only copies agentcli's words is no claim; three in a row end the attempt."),

@@ -226,7 +226,13 @@ class Session:
             checks += [
                 DoneCheck(
                     "tests",
-                    lambda: failing_tests_now(self.task_state(), self.sandbox, self.notify, self.tree_kept),
+                    lambda: failing_tests_now(
+                        self.task_state(),
+                        self.sandbox,
+                        self.notify,
+                        self.tree_kept,
+                        excused=lambda: self.policies.fired("failing-before"),
+                    ),
                     code=True,
                     retry_cut=":",
                 ),

@@ -55,7 +55,7 @@ def _first_looks(
     the TODO comments) is not about them, so their failures are not held against it."""
     failing_before = None
     command = test_command(files)
-    if command is not None and sandbox is not None and not concerns_failures(task):
+    if command is not None and sandbox is not None and policies.on("failing-before") and not concerns_failures(task):
         with tree_kept():
             failing_before = failing_tests(sandbox, test_command(files, every=True) or command)
     looks: list[str] = []

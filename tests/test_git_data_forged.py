@@ -432,8 +432,14 @@ def test_a_state_set_aside_takes_no_history_boundary_from_the_run(repo: Path):
     git(repo, "add", "b.txt")
     git(repo, "commit", "-qm", "fix")
     (repo / ".git" / "shallow").write_text(git(repo, "rev-parse", "HEAD"))  # history "ends" at the run's commit
-    assert cp.set_aside(repo, "s1-attempt-1", mark) is None  # not kept: it would not come back whole
+    state = cp.set_aside(repo, "s1-attempt-1", mark)
+    assert state is not None  # the push reads no boundary: the state goes whole
     assert not (mirror.location(repo) / "shallow").exists()
+    # So does every later checkpoint.
+    (repo / "c.txt").write_text("more\n")
+    later = cp.create_checkpoint(repo, "s2")
+    assert not (mirror.location(repo) / "shallow").exists()
+    assert mirror.repository(repo)("rev-parse", f"{cp.CHECKPOINT_REFS}/s2") == later.commit
 
 
 def test_a_state_of_a_shallow_clone_is_set_aside(repo: Path, tmp_path: Path):
@@ -489,3 +495,43 @@ def test_a_fifo_at_an_object_of_the_state_set_aside_blocks_nothing(repo: Path):
     cp.restore(repo, mark)
     cp.restore(repo, kept)
     assert (repo / "a.txt").read_bytes() == fixed
+
+
+@pytest.mark.parametrize("kind", ["checkpoint", "state set aside"])
+def test_a_ref_named_after_the_commit_id_does_not_decide_what_the_mirror_keeps(repo: Path, monkeypatch, kind: str):
+    """git's push reads a bare id as a ref name first; a process left running in the sandbox can make
+    `refs/tags/<id>` the moment the id exists (simulated here by planting it just before the push)."""
+    mark = cp.create_checkpoint(repo, "s1")
+    decoy = git(repo, "commit-tree", git(repo, "rev-parse", "HEAD^{tree}").strip(), "-m", "decoy").strip()
+    push = mirror.keep if kind == "checkpoint" else mirror.set_aside
+
+    def raced(g, name, *rest):
+        git(repo, "update-ref", f"refs/tags/{rest[-1]}", decoy)
+        return push(g, name, *rest)
+
+    monkeypatch.setattr(mirror, push.__name__, raced)
+    (repo / "a.txt").write_text("fixed\n")
+    if kind == "checkpoint":
+        kept = cp.create_checkpoint(repo, "s2")
+        ref = f"{mirror.CHECKPOINT_REFS}/s2"
+    else:
+        kept = cp.set_aside(repo, "s1-attempt-1", mark)
+        ref = f"{mirror.ASIDE_REFS}/s1-attempt-1"
+    assert kept is not None
+    assert mirror.repository(repo)("rev-parse", ref) == kept.commit != decoy
+
+
+def test_a_state_brought_back_keeps_no_replace_ref_or_tag_of_a_later_attempt(repo: Path):
+    mark = cp.create_checkpoint(repo, "s1")
+    (repo / "a.txt").write_text("attempt 1\n")
+    kept = cp.set_aside(repo, "s1-attempt-1", mark)
+    assert kept is not None
+    cp.restore(repo, mark)
+    blob = git(repo, "rev-parse", "HEAD:a.txt").strip()
+    evil = git(repo, "hash-object", "-w", "--stdin", input_text="evil\n").strip()
+    git(repo, "replace", blob, evil)  # attempt 2: the user's own git would now read "evil"
+    git(repo, "tag", "attempt-2")
+    cp.restore_aside(repo, kept, mark)
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/replace", "refs/tags") == ""
+    assert git(repo, "show", "HEAD:a.txt") == "one\ntwo\n"
+    assert (repo / "a.txt").read_text() == "attempt 1\n"

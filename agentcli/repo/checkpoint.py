@@ -299,6 +299,14 @@ def set_aside(root: Path, name: str, checkpoint: Checkpoint) -> Checkpoint | Non
     return state if mirror.set_aside(Git(root), name, state.commit) else None
 
 
+def restore_aside(root: Path, state: Checkpoint, checkpoint: Checkpoint) -> None:
+    """Bring back `state`, set aside since the task's `checkpoint`: first the repository as at that
+    checkpoint, refs and all (the state keeps no refs but its branches, and a later attempt's replace
+    refs and tags would stay), then the state's work tree, index and HEAD."""
+    restore(root, checkpoint)
+    restore(root, state)
+
+
 def fallback_identity() -> dict[str, str]:
     """Checkpoint commits need an author even where the user configured none."""
     return {

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentcli.paths import repo_state_dir
 from agentcli.repo import objects
-from agentcli.repo.git import Git
+from agentcli.repo.git import Git, GitError
 
 MIRROR = "mirror.git"
 STATE_REFS = "refs/agentcli/state"
@@ -45,17 +45,20 @@ def keep(git: Git, name: str, ref: str, commit: str) -> None:
     """Push checkpoint `commit` (as `ref`) and the repository's refs (under the checkpoint's own
     namespace, so no later branch name ever clashes with them) into the mirror."""
     path = location(git.root)
-    if not (path / "HEAD").is_file():
+    new = not (path / "HEAD").is_file()
+    if new:
         path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True, capture_output=True)
-        # A shallow clone's checkpoints carry its shallow boundary with them.
-        subprocess.run(["git", "--git-dir", str(path), "config", "receive.shallowUpdate", "true"], check=True)
+    # A shallow clone's checkpoints carry its history boundary with them, taken when agentcli first
+    # meets the repository; a mirror of whole history never takes one (`.git/shallow` is the sandbox's).
+    boundary = (path / "shallow").is_file() or (new and git.try_("rev-parse", "--is-shallow-repository") == "true")
+    push = _push(boundary)
     specs = [f"+refs/{kind}/*:{STATE_REFS}/{name}/{kind}/*" for kind in KEPT_REFS]
     if git.try_("rev-parse", "-q", "--verify", "refs/stash") is not None:
         specs.append(f"+refs/stash:{STATE_REFS}/{name}/stash")
     # The checkpoint first, the refs after: a shallow clone's push of both at once is refused.
-    git("push", "-q", "--no-verify", str(path), f"+{commit}:{ref}")
-    git("push", "-q", "--no-verify", str(path), *specs)
+    _push_commit(git, push, path, commit, ref)
+    git(*push, str(path), *specs)
 
 
 def set_aside(git: Git, name: str, commit: str) -> bool:
@@ -66,8 +69,31 @@ def set_aside(git: Git, name: str, commit: str) -> bool:
     path = location(git.root)
     if not (path / "HEAD").is_file():
         return False
-    no_boundary = "--receive-pack=git -c receive.shallowUpdate=false receive-pack"
-    return git.try_("push", "-q", "--no-verify", no_boundary, str(path), f"+{commit}:{ASIDE_REFS}/{name}") is not None
+    try:
+        _push_commit(git, _push(boundary=False), path, commit, f"{ASIDE_REFS}/{name}")
+    except GitError:
+        return False
+    return True
+
+
+def _push(boundary: bool) -> list[str]:
+    """A push into the mirror; without `boundary`, one that neither reads the repository's history
+    boundary (`.git/shallow`, the sandbox's to write) nor lets the mirror take one."""
+    receive = f"--receive-pack=git -c receive.shallowUpdate={str(boundary).lower()} receive-pack"
+    shallow = [] if boundary else ["--shallow-file", os.devnull]
+    return [*shallow, "push", "-q", "--no-verify", receive]
+
+
+def _push_commit(git: Git, push: list[str], path: Path, commit: str, ref: str) -> None:
+    """Push `commit` into the mirror at `path` as `ref`, and check that it arrived. Named `<id>^{commit}`:
+    git's push reads a bare id as a ref name first, and the sandbox can make `refs/tags/<id>`."""
+    git(*push, str(path), f"+{commit}^{{commit}}:{ref}")
+    arrived = subprocess.run(
+        ["git", "--git-dir", str(path), "rev-parse", "-q", "--verify", f"{ref}^{{commit}}"],
+        capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    if arrived != commit:
+        raise GitError(["push"], 1, f"{ref} in agentcli's copy is {arrived or 'missing'}, not {commit}")
 
 
 def drop_aside(root: Path, prefix: str) -> None:

@@ -93,7 +93,7 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
         if last:
             if kept is None or worth > kept.worth:
                 return outcome
-            cp.restore(root, kept.state)
+            cp.restore_aside(root, kept.state, mark.checkpoint)
             session.notify(f"no later attempt did better: the repository is as attempt {kept.number} left it")
             return dataclasses.replace(
                 kept.outcome,

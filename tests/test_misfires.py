@@ -1,8 +1,9 @@
 """Realistic requests the agent's heuristics once got wrong: each must now let the right work through.
 
-The first five run `agentcli solve` end to end with a scripted model doing the right thing; the rest
-call the reader or check that misfired on the task's text. The instructions are worded as a user
-would write them, not as any benchmark task is.
+Most run `agentcli solve` end to end with a scripted model doing the right thing and assert that it
+finishes unopposed (several guard against policies since deleted coming back); the rest call the text
+readers that remain. The instructions are worded as a user would write them, not as any benchmark
+task is.
 """
 
 from __future__ import annotations

@@ -292,7 +292,7 @@ def set_aside(root: Path, name: str, checkpoint: Checkpoint) -> Checkpoint | Non
     settings as its own: none the run made is ever trusted."""
     remove_planted(root, checkpoint)
     if (dot := root / ".git").is_dir() and not dot.is_symlink():
-        mirror.remove_special_files(dot)  # before any git call: one opening a FIFO would block
+        mirror.remove_special_files(dot)  # before the git calls below: one opening a FIFO would block
     remove_forged_objects(root, checkpoint)
     state = create_checkpoint(root, name, checkpoint.exclude, keep_ref=False)
     state = dataclasses.replace(state, plantable=checkpoint.plantable, git_tree=checkpoint.git_tree)

@@ -71,7 +71,7 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
     kept: _KeptAttempt | None = None
     most = MAX_ATTEMPTS if session.policies.on("retries") else 1
     for attempt in range(1, most + 1):
-        agent = session.prepared_agent(task, setup)
+        agent = session.prepared_agent(setup)
         agent.ctx.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], doubts={})
         agent.ctx.limits = dataclasses.replace(
             agent.ctx.limits,
@@ -131,8 +131,8 @@ def _worth(session: Session, outcome: Outcome, agent: Agent) -> tuple[bool, bool
 
 
 def _retry_doubts(agent: Agent) -> list[DoneCheck]:
-    """The checks whose doubts make an attempt worth redoing (none of them reads the task's wording:
-    a misreading would throw away right work)."""
+    """The checks whose doubts make an attempt worth redoing. None reads the task's wording, but which
+    failures the `tests` check excuses does where the policy `failing-before` is on."""
     return [check for check in agent.ctx.finish_checks if check.retry_cut is not None]
 
 

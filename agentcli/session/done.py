@@ -87,11 +87,9 @@ def staged_not_committed(s: TaskState) -> str | None:
     return render("objections/staged_not_committed", staged=staged)
 
 
-def failing_tests_now(
-    s: TaskState, sandbox: Sandbox | None, notify: Notify, kept: TreeKept, excused: Callable[[], None]
-) -> str | None:
-    """An objection to "done" while the repository's own tests fail; `excused()` is told when they
-    fail only as they failed before the task (policy `failing-before`), which is then no objection."""
+def failing_tests_now(s: TaskState, sandbox: Sandbox | None, notify: Notify, kept: TreeKept) -> str | None:
+    """An objection to "done" while the repository's own tests fail; none where they fail only as
+    they failed before a task that does not speak of them (policy `failing-before`)."""
     command = test_command(list_files(s.root), every=s.failing_before is not None)
     if command is None or sandbox is None:
         return None
@@ -99,7 +97,6 @@ def failing_tests_now(
     with kept():  # what the tests write is not the task's change
         failure = failing_tests(sandbox, command)
     if failure and s.failing_before and failed_ids(failure) <= failed_ids(s.failing_before):
-        excused()
         return None  # they failed so before the task, which does not speak of them
     return failure
 

@@ -65,7 +65,7 @@ def _mentions(text: str, name: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name.rsplit('/', 1)[-1])}(?![\w-])", text) is not None
 
 
-# Files whose text is a program: what the task says it prints is not what they hold.
+# Files whose text is a program (the code a task's named outputs are looked for in).
 PROGRAM_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl")
 
 

@@ -226,15 +226,9 @@ class Session:
             checks += [
                 DoneCheck(
                     "tests",
-                    lambda: failing_tests_now(
-                        self.task_state(),
-                        self.sandbox,
-                        self.notify,
-                        self.tree_kept,
-                        excused=lambda: self.policies.fired("failing-before"),
-                    ),
+                    lambda: failing_tests_now(self.task_state(), self.sandbox, self.notify, self.tree_kept),
                     code=True,
-                    retry_cut=":",
+                    retry_cut=" (`",
                 ),
                 DoneCheck(
                     "examples",
@@ -274,7 +268,7 @@ class Session:
         self._failing_before = setup.failing_before
         return setup
 
-    def prepared_agent(self, task: str, setup: TaskSetup) -> Agent:
+    def prepared_agent(self, setup: TaskSetup) -> Agent:
         """An agent for the task, its checks on "done" set up."""
         agent = self.agent()
         agent.ctx.facts = TaskFacts(
@@ -314,7 +308,7 @@ class Session:
     def resume_task(self, task: str, at: Resumed, elapsed: float) -> Outcome:
         """Go on with a task from a journaled step (see `session/resume.py`): one attempt, no retries,
         within what the limits leave."""
-        agent = self.prepared_agent(task, self.task_setup(task))
+        agent = self.prepared_agent(self.task_setup(task))
         agent.ctx.limits = dataclasses.replace(
             agent.ctx.limits,
             max_steps=max(0, self.settings.max_steps - (at.step - 1)),

@@ -55,9 +55,12 @@ def _first_looks(
     the TODO comments) is not about them, so their failures are not held against it."""
     failing_before = None
     command = test_command(files)
-    if command is not None and sandbox is not None and policies.on("failing-before") and not concerns_failures(task):
+    excusing = policies.on("tests") and policies.on("failing-before")
+    if command is not None and sandbox is not None and excusing and not concerns_failures(task):
         with tree_kept():
-            failing_before = failing_tests(sandbox, test_command(files, every=True) or command)
+            failing_before = policies.fired_if(
+                "failing-before", failing_tests(sandbox, test_command(files, every=True) or command)
+            )
     looks: list[str] = []
     if (
         policies.on("named-code")

@@ -427,6 +427,23 @@ def test_a_branch_an_attempt_made_is_gone_when_it_is_taken_back_and_after_undo(f
     assert "/heads/fix/typo" in kept  # its commits stay reachable
 
 
+def test_a_right_change_set_aside_comes_back_when_a_later_attempt_destroys_the_git_data(
+    failing_repo: Path, write_replies
+):
+    replies = [
+        "```bash\nsed -i 's/a - b/a + b/' calc.py\n```",  # the fix, then the model loses its way
+        *[f"I am not sure what to do ({i})." for i in range(5)],
+        "```bash\nrm -rf .git\n```",  # attempt 2
+        "DONE: cleaned up",
+    ]
+    result, events = solve_json(failing_repo, "fix add", write_replies(replies))
+    notices = "\n".join(e["message"] for e in events if e["type"] == "notice")
+    assert "attempt 2 damaged git's data: the repository is as attempt 1 left it" in notices
+    assert (failing_repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert git(failing_repo, "log", "--format=%s").strip() == "init"
+    assert events[-1]["files_changed"] == ["calc.py"] and "no usable command" in events[-1]["reason"]
+
+
 def test_a_right_change_left_by_an_attempt_that_gave_up_comes_back_when_no_later_attempt_does_better(
     failing_repo: Path, write_replies
 ):

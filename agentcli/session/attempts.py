@@ -18,6 +18,7 @@ from agentcli.agent.outcome import Outcome
 from agentcli.prompts import render
 from agentcli.repo import checkpoint as cp
 from agentcli.repo import mirror
+from agentcli.repo.git import GitError
 
 if TYPE_CHECKING:
     from agentcli.session.solve import Session, TaskMark
@@ -83,7 +84,14 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
         earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text
         outcome = agent.run(task, context_text=earlier, first_looks=setup.looks)
         if mark.checkpoint is not None and cp.damaged(root, mark.checkpoint):
-            return outcome  # no attempt on a broken repository: the result says so, and undo mends it
+            # No attempt on a broken repository: a state set aside comes back (its objects from
+            # agentcli's copy); else the result says so, and undo mends it.
+            if kept is None:
+                return outcome
+            try:
+                return _brought_back(session, kept, outcome, mark.checkpoint, f"attempt {attempt} damaged git's data")
+            except GitError:
+                return outcome
         why = _retry_reason(session, outcome, agent)
         if why is None and (outcome.status == "finished" or kept is None):
             return outcome
@@ -93,15 +101,8 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
         if last:
             if kept is None or worth > kept.worth:
                 return outcome
-            cp.restore_aside(root, kept.state, mark.checkpoint)
-            session.notify(f"no later attempt did better: the repository is as attempt {kept.number} left it")
-            return dataclasses.replace(
-                kept.outcome,
-                steps=outcome.steps,
-                tokens_in=outcome.tokens_in,
-                tokens_out=outcome.tokens_out,
-                cost=outcome.cost,
-            )
+            assert mark.checkpoint is not None
+            return _brought_back(session, kept, outcome, mark.checkpoint, "no later attempt did better")
         assert mark.checkpoint is not None and session.sandbox is not None
         if kept is None or worth > kept.worth:
             name = f"{mark.checkpoint.name}-attempt-{attempt}"
@@ -115,6 +116,15 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
         session.notify(f"attempt {attempt} {why}: the repository was put back and the task is tried afresh")
         taken_back.append(_taken_back(attempt, why, agent.ctx.commands_ran))
     return outcome
+
+
+def _brought_back(session: Session, kept: _KeptAttempt, last: Outcome, checkpoint: cp.Checkpoint, why: str) -> Outcome:
+    """The repository as the attempt `kept` left it, and that attempt's ending, with the steps, tokens
+    and cost of every attempt (`last`'s)."""
+    cp.restore_aside(session.root, kept.state, checkpoint)
+    session.notify(f"{why}: the repository is as attempt {kept.number} left it")
+    counts = {field: getattr(last, field) for field in ("steps", "tokens_in", "tokens_out", "cost")}
+    return dataclasses.replace(kept.outcome, **counts)
 
 
 def _worth(session: Session, outcome: Outcome, agent: Agent) -> tuple[bool, bool, bool]:

@@ -240,3 +240,31 @@ def test_the_real_model_resumed_replies_as_it_did(failing_repo: Path):
     assert again and again[0]["text"] == first_reply
     assert _prompts(events)[0] == _prompts(killed)[0]
     assert events[-1]["type"] == "result"
+
+
+def test_a_resumed_run_holds_the_failures_it_caused_against_done(repo: Path, tmp_path: Path):
+    """The tests that fail before the task (excused on a task that does not speak of them) are those of
+    the task's checkpoint, not of the tree the killed run left."""
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (repo / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "calc")
+    script = tmp_path / "replies.json"
+    replies = [
+        "```bash\nprintf 'def add(a, b):\\n    return 1\\n' > calc.py && printf '1\\n' > count.txt\n```",
+        "```bash\nsleep 4; cat count.txt\n```",
+        "DONE: counted",
+        "DONE: counted",
+    ]
+    script.write_text(json.dumps(replies))
+    task = "How many functions are there? Write just the number to count.txt."
+    proc = _cli(repo, "solve", task, "--model", f"scripted:{script}", "--sandbox", "host", "--json", "--ci")
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if json.loads(line).get("type") == "command_started" and json.loads(line).get("step") == 2:
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.communicate(timeout=120)
+    done = _resume(repo)
+    objections = [e["message"] for e in _journal(repo) if e["type"] == "format_error"]
+    assert any("the repository's tests fail" in o and "test_add" in o for o in objections), done.stdout[-2000:]

@@ -441,6 +441,7 @@ def test_a_right_change_set_aside_comes_back_when_a_later_attempt_destroys_the_g
     assert "attempt 2 damaged git's data: the repository is as attempt 1 left it" in notices
     assert (failing_repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     assert git(failing_repo, "log", "--format=%s").strip() == "init"
+    assert result.returncode != 0 and events[-1]["status"] == "failed"
     assert events[-1]["files_changed"] == ["calc.py"] and "no usable command" in events[-1]["reason"]
 
 

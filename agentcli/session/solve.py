@@ -262,11 +262,21 @@ class Session:
         """Run the task, in as many attempts as the `retries` policy allows (session/attempts.py)."""
         return run_attempts(self, task, mark)
 
-    def task_setup(self, task: str) -> TaskSetup:
-        """What the task asks, read once from its words and the repository as it is now."""
-        setup = read_task(task, self.root, self.sandbox, self.policies, self.tree_kept)
+    def task_setup(self, task: str, *, resumed: bool = False) -> TaskSetup:
+        """What the task asks, read once from its words and the repository as it is now; the tests that
+        fail before it are run on the task's checkpoint where the run is `resumed` (its own failures
+        are not the task's start)."""
+        setup = read_task(task, self.root, self.sandbox, self.policies, self._at_start if resumed else self.tree_kept)
         self._failing_before = setup.failing_before
         return setup
+
+    @contextlib.contextmanager
+    def _at_start(self) -> Iterator[list[str]]:
+        """A block run on the work tree as it was at the task's checkpoint, put back afterwards."""
+        with self.tree_kept() as touched:
+            if self.use_git and self._checkpoint is not None:
+                cp.bring_tree(self.root, self._checkpoint.tree, self._checkpoint.exclude)
+            yield touched
 
     def prepared_agent(self, setup: TaskSetup) -> Agent:
         """An agent for the task, its checks on "done" set up."""
@@ -308,7 +318,7 @@ class Session:
     def resume_task(self, task: str, at: Resumed, elapsed: float) -> Outcome:
         """Go on with a task from a journaled step (see `session/resume.py`): one attempt, no retries,
         within what the limits leave."""
-        agent = self.prepared_agent(self.task_setup(task))
+        agent = self.prepared_agent(self.task_setup(task, resumed=True))
         agent.ctx.limits = dataclasses.replace(
             agent.ctx.limits,
             max_steps=max(0, self.settings.max_steps - (at.step - 1)),

@@ -38,7 +38,7 @@ def read_task(task: str, root: Path, sandbox: Sandbox | None, policies: Policies
     """What `task` asks of the repository at `root` as it is now."""
     files = list_files(root)
     texts = repository_texts(root, files)
-    looks, failing_before = _first_looks(task, files, texts, sandbox, policies, tree_kept)
+    looks, failing_before = _before_first_reply(task, files, texts, sandbox, policies, tree_kept)
     outputs = named_outputs(task, files, _code_text(texts))
     return TaskSetup(
         looks=looks,
@@ -47,7 +47,7 @@ def read_task(task: str, root: Path, sandbox: Sandbox | None, policies: Policies
     )
 
 
-def _first_looks(
+def _before_first_reply(
     task: str, files: list[str], texts: dict[str, str], sandbox: Sandbox | None, policies: Policies, tree_kept: TreeKept
 ) -> tuple[list[str], str | None]:
     """The look run before the first reply (the definition or short file the task names), and how the

@@ -22,6 +22,7 @@ from agentcli.events import (
 )
 from agentcli.models.base import Message, Reply, Usage
 from agentcli.models.scripted import ScriptedModel
+from agentcli.policies import Policies
 from agentcli.sandbox.local import HostSandbox
 from tests.conftest import channel_for
 
@@ -926,6 +927,13 @@ def test_an_echo_of_test_code_goes_to_the_test_file_the_task_asks_for(host, tmp_
     observation = model.calls[1][-1]["content"]
     assert "test_stats.py" in observation.split("[note]")[0]  # `ls tests` ran after the write
     assert "Your echo of Python code was taken as a block for tests/test_stats.py" in observation
+    # The task's wording chose that file: with the policy that reads it off, no file is.
+    (tmp_path / "tests" / "test_stats.py").unlink()
+    off = Policies(Policies.every().enabled - {"asked-file"})
+    agent = Agent(ScriptedModel([f"```bash\n{echo}\n```", "DONE: tested"]), host, EventBus(), policies=off)
+    agent.ctx.facts.asked_files = ["tests/test_stats.py"]
+    agent.run("Write tests for double in tests/test_stats.py")
+    assert not (tmp_path / "tests" / "test_stats.py").exists()
 
 
 def test_a_failing_test_in_a_task_that_writes_none_still_points_to_the_code(host, tmp_path: Path):

@@ -49,9 +49,10 @@ class Placer:
             self._echoed_program(parsed, *program)
 
     def _asked_python_file(self) -> str | None:
-        """The one Python file the task asks to be written, or None."""
+        """The one Python file the task asks to be written, or None (policy `asked-file`: the task's
+        wording says which)."""
         fitting = [name for name in self.asked_files() if name.lower().endswith(".py")]
-        return fitting[0] if len(fitting) == 1 else None
+        return fitting[0] if len(fitting) == 1 and self.policies.on("asked-file") else None
 
     def _code(self, parsed: ParsedReply) -> None:
         """A Python block with no file named: an edit of the one file that defines its functions, or else
@@ -89,9 +90,12 @@ class Placer:
         """One `echo "` printing Python code over several lines (its quotes broken by the code's own, or
         going to no file): the code written to the file it names, else to the one Python file the task
         asks for, else to the file that defines its functions; the commands after it run after."""
-        target = path or self._asked_python_file() or (home[0] if (home := self.repo.defining_file(code)) else None)
+        asked = None if path else self._asked_python_file()
+        target = path or asked or (home[0] if (home := self.repo.defining_file(code)) else None)
         if target is None:
             return
+        if asked:
+            self.policies.fired("asked-file")
         parsed.command, parsed.file_write = rest or None, (target, code)
         parsed.notes.append(render("notes/echoed_program", path=target))
         self.policies.fired("echo-as-block")

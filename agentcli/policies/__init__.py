@@ -57,6 +57,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("failure-focus", "A failure's traceback is shown at the repository's code, and the fix begun there."),
     Policy("repeat-output", "Output already shown is not shown again in full."),
     Policy("echo-as-block", "Code echoed into a file, or sent with no path, is taken as a file write."),
+    Policy("asked-file", "Python code echoed to no file goes to the one Python file the task asks for.", True),
     Policy("begun-replies", "The next reply is begun (the change at a shown definition, a bash block) after a hint."),
     Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
     Policy("select", "At a step that changes code, the tests choose between candidate replies (--candidates K)."),

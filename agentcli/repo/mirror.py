@@ -24,7 +24,8 @@ MIRROR = "mirror.git"
 STATE_REFS = "refs/agentcli/state"
 CHECKPOINT_REFS = "refs/agentcli/checkpoints"
 # States set aside during a run (an attempt's, in case no later one does better): no checkpoints, so
-# undo never sees them.
+# undo never sees them. Their commits record the run's own git settings and links: only the in-memory
+# state (`checkpoint.set_aside`) swaps in the task checkpoint's, so nothing may load one from here.
 ASIDE_REFS = "refs/agentcli/aside"
 # The kinds of refs a checkpoint keeps, each as `refs/<kind>/*`. agentcli's own git calls ignore replaced
 # objects, but the user's do not: a replace ref the run made would change what their next checkout writes.

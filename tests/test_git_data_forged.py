@@ -428,9 +428,10 @@ def test_a_multi_pack_index_written_since_goes_and_is_never_read(repo: Path):
 def test_a_state_set_aside_takes_no_history_boundary_from_the_run(repo: Path):
     """A boundary in the mirror would stop every later restore's walk of the history there."""
     mark = cp.create_checkpoint(repo, "s1")
-    (repo / "b.txt").write_text("fixed\n")
-    git(repo, "add", "b.txt")
-    git(repo, "commit", "-qm", "fix")
+    for step in ("fix", "fix again"):  # two commits: a boundary at the second hides the first from a push
+        (repo / "b.txt").write_text(f"{step}\n")
+        git(repo, "add", "b.txt")
+        git(repo, "commit", "-qm", step)
     (repo / ".git" / "shallow").write_text(git(repo, "rev-parse", "HEAD"))  # history "ends" at the run's commit
     state = cp.set_aside(repo, "s1-attempt-1", mark)
     assert state is not None  # the push reads no boundary: the state goes whole
@@ -440,6 +441,23 @@ def test_a_state_set_aside_takes_no_history_boundary_from_the_run(repo: Path):
     later = cp.create_checkpoint(repo, "s2")
     assert not (mirror.location(repo) / "shallow").exists()
     assert mirror.repository(repo)("rev-parse", f"{cp.CHECKPOINT_REFS}/s2") == later.commit
+
+
+def test_a_repository_made_shallow_after_its_first_checkpoint_is_still_checkpointed(repo: Path, tmp_path: Path):
+    upstream = tmp_path / "upstream"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(upstream))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", f"file://{upstream}", str(clone))
+    cp.create_checkpoint(clone, "s1")  # agentcli first meets it whole
+    for step in ("moved on", "and on"):  # the first of them never reaches the clone
+        (repo / "a.txt").write_text(f"{step}\n")
+        git(repo, "commit", "-qam", step)
+    git(repo, "push", "-q", str(upstream), "HEAD:main")
+    git(clone, "fetch", "-q", "--depth=1", "origin")
+    git(clone, "reset", "-q", "--hard", "origin/main")  # the user makes it shallow
+    (clone / "a.txt").write_text("user's work\n")
+    later = cp.create_checkpoint(clone, "s2")
+    assert mirror.repository(clone)("rev-parse", f"{mirror.CHECKPOINT_REFS}/s2") == later.commit
 
 
 def test_a_state_of_a_shallow_clone_is_set_aside(repo: Path, tmp_path: Path):

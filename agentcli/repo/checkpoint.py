@@ -301,8 +301,9 @@ def set_aside(root: Path, name: str, checkpoint: Checkpoint) -> Checkpoint | Non
 
 def restore_aside(root: Path, state: Checkpoint, checkpoint: Checkpoint) -> None:
     """Bring back `state`, set aside since the task's `checkpoint`: first the repository as at that
-    checkpoint, refs and all (the state keeps no refs but its branches, and a later attempt's replace
-    refs and tags would stay), then the state's work tree, index and HEAD."""
+    checkpoint, refs and all (a later attempt's replace refs and tags would stay otherwise; they are
+    kept under `refs/agentcli/before-undo/`), then the state's work tree, index and HEAD (the branch
+    HEAD names included; the state keeps no other ref)."""
     restore(root, checkpoint)
     restore(root, state)
 

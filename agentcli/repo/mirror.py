@@ -46,49 +46,53 @@ def keep(git: Git, name: str, ref: str, commit: str) -> None:
     """Push checkpoint `commit` (as `ref`) and the repository's refs (under the checkpoint's own
     namespace, so no later branch name ever clashes with them) into the mirror."""
     path = location(git.root)
-    new = not (path / "HEAD").is_file()
-    if new:
+    if not (path / "HEAD").is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True, capture_output=True)
-    # A shallow clone's checkpoints carry its history boundary with them, taken when agentcli first
-    # meets the repository; a mirror of whole history never takes one (`.git/shallow` is the sandbox's).
-    boundary = (path / "shallow").is_file() or (new and git.try_("rev-parse", "--is-shallow-repository") == "true")
-    push = _push(boundary)
     specs = [f"+refs/{kind}/*:{STATE_REFS}/{name}/{kind}/*" for kind in KEPT_REFS]
     if git.try_("rev-parse", "-q", "--verify", "refs/stash") is not None:
         specs.append(f"+refs/stash:{STATE_REFS}/{name}/stash")
     # The checkpoint first, the refs after: a shallow clone's push of both at once is refused.
-    _push_commit(git, push, path, commit, ref)
-    git(*push, str(path), *specs)
+    _push_commit(git, path, commit, ref, take_boundary=True)
+    _push(git, path, specs, take_boundary=True)
 
 
 def set_aside(git: Git, name: str, commit: str) -> bool:
     """Push `commit`, a state set aside, into the mirror as `ASIDE_REFS/name`, so that nothing done to
     the repository's objects afterwards (`gc --prune`, a forged object) loses or changes it. The mirror
-    takes no history boundary from the push (the repository's `.git/shallow` is the sandbox's to write)
-    and no object whose bytes do not match its id. False where there is no mirror or the push fails."""
+    takes no history boundary from the push and no object whose bytes do not match its id. False where
+    there is no mirror or the push fails."""
     path = location(git.root)
     if not (path / "HEAD").is_file():
         return False
     try:
-        _push_commit(git, _push(boundary=False), path, commit, f"{ASIDE_REFS}/{name}")
+        _push_commit(git, path, commit, f"{ASIDE_REFS}/{name}", take_boundary=False)
     except GitError:
         return False
     return True
 
 
-def _push(boundary: bool) -> list[str]:
-    """A push into the mirror; without `boundary`, one that neither reads the repository's history
-    boundary (`.git/shallow`, the sandbox's to write) nor lets the mirror take one."""
-    receive = f"--receive-pack=git -c receive.shallowUpdate={str(boundary).lower()} receive-pack"
-    shallow = [] if boundary else ["--shallow-file", os.devnull]
-    return [*shallow, "push", "-q", "--no-verify", receive]
+def _push(git: Git, path: Path, refspecs: list[str], *, take_boundary: bool) -> None:
+    """Push `refspecs` into the mirror at `path`. First reading no history boundary (`.git/shallow` is the
+    sandbox's to write: one it planted must not cut what is sent): where the history is whole, that push
+    goes through and the mirror takes no boundary. Where it is not (a shallow clone), the push reads the
+    repository's boundary, and the mirror takes it only where `take_boundary` (a checkpoint's, made
+    before the task's commands run), else refuses any new one."""
+    no_boundary = "--receive-pack=git -c receive.shallowUpdate=false receive-pack"
+    if git.try_("push", "-q", "--no-verify", no_boundary, str(path), *refspecs, env=_NO_SHALLOW) is not None:
+        return
+    receive = f"--receive-pack=git -c receive.shallowUpdate={str(take_boundary).lower()} receive-pack"
+    git("push", "-q", "--no-verify", receive, str(path), *refspecs)
 
 
-def _push_commit(git: Git, push: list[str], path: Path, commit: str, ref: str) -> None:
+# git reads the repository's history boundary from here instead, in the push and in the processes it starts.
+_NO_SHALLOW = {"GIT_SHALLOW_FILE": os.devnull}
+
+
+def _push_commit(git: Git, path: Path, commit: str, ref: str, *, take_boundary: bool) -> None:
     """Push `commit` into the mirror at `path` as `ref`, and check that it arrived. Named `<id>^{commit}`:
     git's push reads a bare id as a ref name first, and the sandbox can make `refs/tags/<id>`."""
-    git(*push, str(path), f"+{commit}^{{commit}}:{ref}")
+    _push(git, path, [f"+{commit}^{{commit}}:{ref}"], take_boundary=take_boundary)
     arrived = subprocess.run(
         ["git", "--git-dir", str(path), "rev-parse", "-q", "--verify", f"{ref}^{{commit}}"],
         capture_output=True, text=True,

@@ -263,20 +263,16 @@ class Session:
         return run_attempts(self, task, mark)
 
     def task_setup(self, task: str, *, resumed: bool = False) -> TaskSetup:
-        """What the task asks, read once from its words and the repository as it is now; the tests that
-        fail before it are run on the task's checkpoint where the run is `resumed` (its own failures
-        are not the task's start)."""
-        setup = read_task(task, self.root, self.sandbox, self.policies, self._at_start if resumed else self.tree_kept)
+        """What the task asks, read once from its words and the repository as it is now. A `resumed` run
+        excuses no failing test (policy `failing-before`): its tree is not the task's start, and the
+        failures it caused itself are not older than the task."""
+        policies = self.policies
+        if resumed:
+            policies = Policies(self.policies.enabled - {"failing-before"})
+            policies.on_fired = self.policies.on_fired
+        setup = read_task(task, self.root, self.sandbox, policies, self.tree_kept)
         self._failing_before = setup.failing_before
         return setup
-
-    @contextlib.contextmanager
-    def _at_start(self) -> Iterator[list[str]]:
-        """A block run on the work tree as it was at the task's checkpoint, put back afterwards."""
-        with self.tree_kept() as touched:
-            if self.use_git and self._checkpoint is not None:
-                cp.bring_tree(self.root, self._checkpoint.tree, self._checkpoint.exclude)
-            yield touched
 
     def prepared_agent(self, setup: TaskSetup) -> Agent:
         """An agent for the task, its checks on "done" set up."""

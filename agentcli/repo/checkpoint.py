@@ -318,18 +318,18 @@ def fallback_identity() -> dict[str, str]:
     }
 
 
-def load_checkpoint(root: Path, name: str | None = None, refs: str = CHECKPOINT_REFS) -> Checkpoint:
+def load_checkpoint(root: Path, name: str | None = None) -> Checkpoint:
     """A named checkpoint, or the newest one: from agentcli's own copy outside the repository, which
     the sandbox cannot reach, never from the repository's refs (the sandbox's to rewrite)."""
     git = mirror.repository(root)
     if git is None:
         raise UsageError(f"no agentcli checkpoint kept for {root} (in {mirror.location(root)}): nothing to undo")
     if name is None:
-        listing = git("for-each-ref", "--sort=-committerdate", "--count=1", "--format=%(refname)", refs)
+        listing = git("for-each-ref", "--sort=-committerdate", "--count=1", "--format=%(refname)", CHECKPOINT_REFS)
         if not listing:
             raise UsageError("no agentcli checkpoint in this repository: nothing to undo")
         name = listing.strip().rsplit("/", 1)[-1]
-    commit = git.try_("rev-parse", "-q", "--verify", f"{refs}/{name}^{{commit}}")
+    commit = git.try_("rev-parse", "-q", "--verify", f"{CHECKPOINT_REFS}/{name}^{{commit}}")
     if commit is None:
         raise UsageError(f"no checkpoint named {name!r} (see `agentcli sessions`)")
     fields = {}

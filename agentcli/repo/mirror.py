@@ -76,8 +76,8 @@ def _push(git: Git, path: Path, refspecs: list[str], *, take_boundary: bool) -> 
     """Push `refspecs` into the mirror at `path`. First reading no history boundary (`.git/shallow` is the
     sandbox's to write: one it planted must not cut what is sent): where the history is whole, that push
     goes through and the mirror takes no boundary. Where it is not (a shallow clone), the push reads the
-    repository's boundary, and the mirror takes it only where `take_boundary` (a checkpoint's, made
-    before the task's commands run), else refuses any new one."""
+    repository's boundary, and the mirror takes it only where `take_boundary` (a checkpoint's), else
+    refuses any new one."""
     no_boundary = "--receive-pack=git -c receive.shallowUpdate=false receive-pack"
     if git.try_("push", "-q", "--no-verify", no_boundary, str(path), *refspecs, env=_NO_SHALLOW) is not None:
         return

@@ -583,3 +583,26 @@ def test_the_state_an_earlier_attempt_left_comes_back_whatever_a_later_one_did_t
     assert git(failing_repo, "status", "--porcelain").strip() == "M calc.py"
     copy = mirror.location(failing_repo)
     assert git(failing_repo, "--git-dir", str(copy), "for-each-ref", mirror.ASIDE_REFS) == ""  # dropped at the end
+
+
+@pytest.mark.parametrize("backend", SANDBOXES[1:])  # the host backend isolates nothing to stop
+def test_a_process_left_running_plants_no_link_that_agentcli_writes_through_between_attempts(
+    failing_repo: Path, write_replies, tmp_path: Path, backend: str
+):
+    """Between attempts agentcli sets the state aside and puts the repository back, writing reflogs; a
+    process the attempt left running keeps a link at them, pointing at a host file. The sandbox is
+    stopped meanwhile, and remove_planted removes the links first."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("host file\n")
+    plant = f"ln -sfn {victim} .git/logs/HEAD; ln -sfn {victim} .git/logs/refs/heads/main"
+    replies = [
+        "```bash\nsed -i 's/a - b/a + b/' calc.py && git -c user.name=a -c user.email=a@b commit -qam fix\n```",
+        f"```bash\nnohup timeout 60 bash -c 'while :; do {plant}; done' >/dev/null 2>&1 &\n```",
+        *[f"I am not sure what to do ({i})." for i in range(5)],  # attempt 1 ends early: a retry
+        "DONE: nothing to do",
+        "DONE: nothing to do",
+    ]
+    result, events = solve_json(failing_repo, "fix add", write_replies(replies), sandbox=backend)
+    notices = "\n".join(e["message"] for e in events if e["type"] == "notice")
+    assert "attempt 1 ended early" in notices, result.stderr[-2000:]
+    assert victim.read_text() == "host file\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -50,6 +51,11 @@ class Sandbox(Protocol):
         ...
 
     def write_file(self, path: str, content: str) -> None: ...
+
+    def frozen(self) -> AbstractContextManager[None]:
+        """Every process in the sandbox stopped for the block (agentcli's own writes to `.git` must not
+        race one the model left running)."""
+        ...
 
     def close(self) -> None: ...
 

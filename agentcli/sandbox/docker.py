@@ -17,7 +17,7 @@ import select
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -257,6 +257,18 @@ class DockerSandbox(ShellSandbox):
                     "(--image needs an image with bash)"
                 ) from None
             raise
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """Every process in the container paused (the cgroup freezer) for the block."""
+        api = self._client.api if self._client is not None and self.container_id else None
+        if api is not None:
+            api.pause(self.container_id)
+        try:
+            yield
+        finally:
+            if api is not None:
+                api.unpause(self.container_id)
 
     def close(self) -> None:
         try:

@@ -7,6 +7,7 @@ writable; nothing else of the host (other homes, /root, /mnt, /var, sockets unde
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import resource
@@ -24,6 +25,7 @@ from agentcli.lifeline import set_parent_death_signal
 from agentcli.sandbox import seccomp
 from agentcli.sandbox.base import CHANNEL_INSIDE, Observation, SandboxUnavailable, repo_relative
 from agentcli.sandbox.environment import scrubbed_environment
+from agentcli.sandbox.freeze import stopped_tree
 from agentcli.sandbox.gitmounts import git_mounts
 from agentcli.sandbox.shell import DEFAULT_OUTPUT_LIMIT, PersistentShell, ProcessTransport
 
@@ -161,6 +163,12 @@ class ShellSandbox:
                 raise FileNotFoundError(path)
             raise OSError(obs.output.strip()[:200] or f"cannot read {path}")
         return self.read_file(obs.output_path)
+
+    def frozen(self) -> contextlib.AbstractContextManager[None]:
+        """Every process the shell started stopped for the block. Under bwrap that is every process in
+        the sandbox (its own process namespace); on the host, one that left the shell's process tree
+        (`setsid`) is not stopped: the host backend isolates nothing."""
+        return stopped_tree(self.shell.process_id())
 
     def close(self) -> None:
         self.shell.close()

@@ -169,6 +169,12 @@ class PersistentShell:
         if probe.exit_code != 0:
             raise RuntimeError(f"the sandbox shell did not start: {probe.output.strip()[:200]}")
 
+    def process_id(self) -> int | None:
+        """The shell's process as the host numbers it (or its wrapper's, bwrap's), while it runs; None
+        where it is no local process (a container's exec)."""
+        proc = getattr(self._transport, "proc", None)
+        return proc.pid if proc is not None else None
+
     def close(self) -> None:
         self._stop_watchdog()
         if self._transport is not None:

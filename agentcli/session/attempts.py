@@ -4,6 +4,7 @@ and where no attempt finishes cleanly the best state any attempt left comes back
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import shlex
@@ -104,13 +105,14 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
             assert mark.checkpoint is not None
             return _brought_back(session, kept, outcome, mark.checkpoint, "no later attempt did better")
         assert mark.checkpoint is not None and session.sandbox is not None
-        if kept is None or worth > kept.worth:
-            name = f"{mark.checkpoint.name}-attempt-{attempt}"
-            if (state := cp.set_aside(root, name, mark.checkpoint)) is not None:
-                kept = _KeptAttempt(attempt, worth, outcome, state)
-            else:
-                session.notify(f"the state attempt {attempt} left could not be kept aside: it will not come back")
-        cp.restore(root, mark.checkpoint)
+        with session.sandbox.frozen():  # nothing the attempt left running races these writes to .git
+            if kept is None or worth > kept.worth:
+                name = f"{mark.checkpoint.name}-attempt-{attempt}"
+                if (state := cp.set_aside(root, name, mark.checkpoint)) is not None:
+                    kept = _KeptAttempt(attempt, worth, outcome, state)
+                else:
+                    session.notify(f"the state attempt {attempt} left could not be kept aside: it will not come back")
+            cp.restore(root, mark.checkpoint)
         session.policies.fired("retries")
         session.sandbox.run(f"cd {shlex.quote(session.sandbox.workdir)}")
         session.notify(f"attempt {attempt} {why}: the repository was put back and the task is tried afresh")
@@ -121,7 +123,9 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
 def _brought_back(session: Session, kept: _KeptAttempt, last: Outcome, checkpoint: cp.Checkpoint, why: str) -> Outcome:
     """The repository as the attempt `kept` left it, and that attempt's ending, with the steps, tokens
     and cost of every attempt (`last`'s)."""
-    cp.restore_aside(session.root, kept.state, checkpoint)
+    frozen = session.sandbox.frozen() if session.sandbox is not None else contextlib.nullcontext()
+    with frozen:  # nothing the last attempt left running races these writes to .git
+        cp.restore_aside(session.root, kept.state, checkpoint)
     session.notify(f"{why}: the repository is as attempt {kept.number} left it")
     counts = {field: getattr(last, field) for field in ("steps", "tokens_in", "tokens_out", "cost")}
     return dataclasses.replace(kept.outcome, **counts)

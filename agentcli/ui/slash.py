@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,7 +101,9 @@ def _undo(repl: Repl, arg: str) -> None:
     from agentcli.session.undo import undo
 
     checkpoint = repl.checkpoints.pop()
-    report = undo(repl.root, checkpoint.name)
+    sandbox = repl.session.sandbox if repl.session is not None else None
+    with sandbox.frozen() if sandbox is not None else contextlib.nullcontext():  # nothing it runs races undo's writes
+        report = undo(repl.root, checkpoint.name)
     count = len(report.restored) + len(report.removed_ignored)
     repl.console.print(f"undone: the repository is back to before the last task ({count} paths restored)")
     repl.console.print(f"[dim]the undone state is kept as {cp.BEFORE_UNDO_REFS}/{report.session}[/]")

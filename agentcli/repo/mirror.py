@@ -93,10 +93,7 @@ def _push_commit(git: Git, path: Path, commit: str, ref: str, *, take_boundary: 
     """Push `commit` into the mirror at `path` as `ref`, and check that it arrived. Named `<id>^{commit}`:
     git's push reads a bare id as a ref name first, and the sandbox can make `refs/tags/<id>`."""
     _push(git, path, [f"+{commit}^{{commit}}:{ref}"], take_boundary=take_boundary)
-    arrived = subprocess.run(
-        ["git", "--git-dir", str(path), "rev-parse", "-q", "--verify", f"{ref}^{{commit}}"],
-        capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+    arrived = Git(git.root, git_dir=path, work_tree=False).try_("rev-parse", "-q", "--verify", f"{ref}^{{commit}}")
     if arrived != commit:
         raise GitError(["push"], 1, f"{ref} in agentcli's copy is {arrived or 'missing'}, not {commit}")
 

@@ -4,7 +4,6 @@ and where no attempt finishes cleanly the best state any attempt left comes back
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import re
 import shlex
@@ -123,8 +122,8 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
 def _brought_back(session: Session, kept: _KeptAttempt, last: Outcome, checkpoint: cp.Checkpoint, why: str) -> Outcome:
     """The repository as the attempt `kept` left it, and that attempt's ending, with the steps, tokens
     and cost of every attempt (`last`'s)."""
-    frozen = session.sandbox.frozen() if session.sandbox is not None else contextlib.nullcontext()
-    with frozen:  # nothing the last attempt left running races these writes to .git
+    assert session.sandbox is not None  # a state is set aside only where there is one
+    with session.sandbox.frozen():  # nothing the last attempt left running races these writes to .git
         cp.restore_aside(session.root, kept.state, checkpoint)
     session.notify(f"{why}: the repository is as attempt {kept.number} left it")
     counts = {field: getattr(last, field) for field in ("steps", "tokens_in", "tokens_out", "cost")}

@@ -266,11 +266,7 @@ class Session:
         """What the task asks, read once from its words and the repository as it is now. A `resumed` run
         excuses no failing test (policy `failing-before`): its tree is not the task's start, and the
         failures it caused itself are not older than the task."""
-        policies = self.policies
-        if resumed:
-            policies = Policies(self.policies.enabled - {"failing-before"})
-            policies.on_fired = self.policies.on_fired
-        setup = read_task(task, self.root, self.sandbox, policies, self.tree_kept)
+        setup = read_task(task, self.root, self.sandbox, self.policies, self.tree_kept, at_start=not resumed)
         self._failing_before = setup.failing_before
         return setup
 

@@ -34,11 +34,14 @@ class TaskSetup:
     failing_before: str | None = None
 
 
-def read_task(task: str, root: Path, sandbox: Sandbox | None, policies: Policies, tree_kept: TreeKept) -> TaskSetup:
-    """What `task` asks of the repository at `root` as it is now."""
+def read_task(
+    task: str, root: Path, sandbox: Sandbox | None, policies: Policies, tree_kept: TreeKept, *, at_start: bool = True
+) -> TaskSetup:
+    """What `task` asks of the repository at `root` as it is now (`at_start`: as the task found it, not
+    as a resumed run left it, whose failures are no older than the task)."""
     files = list_files(root)
     texts = repository_texts(root, files)
-    looks, failing_before = _before_first_reply(task, files, texts, sandbox, policies, tree_kept)
+    looks, failing_before = _before_first_reply(task, files, texts, sandbox if at_start else None, policies, tree_kept)
     outputs = named_outputs(task, files, _code_text(texts))
     return TaskSetup(
         looks=looks,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -101,8 +100,7 @@ def _undo(repl: Repl, arg: str) -> None:
     from agentcli.session.undo import undo
 
     checkpoint = repl.checkpoints.pop()
-    sandbox = repl.session.sandbox if repl.session is not None else None
-    with sandbox.frozen() if sandbox is not None else contextlib.nullcontext():  # nothing it runs races undo's writes
+    with repl.sandbox.frozen():  # a checkpoint means a task ran: nothing the sandbox runs races undo's writes
         report = undo(repl.root, checkpoint.name)
     count = len(report.restored) + len(report.removed_ignored)
     repl.console.print(f"undone: the repository is back to before the last task ({count} paths restored)")

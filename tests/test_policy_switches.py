@@ -177,6 +177,12 @@ SESSION_SCENARIOS = [
         {"greet.py": "print('hello')\n"},
         "sed -i 's/print(/print((/' greet.py",
     ),
+    (
+        "shell-syntax",
+        "Make greet.sh greet in French.",
+        {"greet.sh": "echo hello\n"},
+        "echo 'if true; then' >> greet.sh && cat greet.sh",
+    ),
     ("empty", "Add a CONTRIBUTING.md.", {"greet.py": "print('hello')\n"}, "touch CONTRIBUTING.md"),
     ("staged", "Tidy greet.py.", {"greet.py": "print('hello')\n"}, "echo '# tidy' >> greet.py && git add greet.py"),
     (

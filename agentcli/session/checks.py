@@ -87,3 +87,29 @@ def failing_examples(sandbox: Sandbox, paths: list[str], timeout: float = EXAMPL
         return None  # a module doctest cannot import on its own (relative imports) says nothing
     output = without_library_frames(obs.output).strip()
     return render("objections/failing_examples", command=command, output=cut_middle(output, SHOWN_CHARS))
+
+
+# `sh -n` / `bash -n` read a script and run none of it; a parse takes well under a second.
+SHELL_SYNTAX_TIMEOUT = 10.0
+# The interpreter a script's first line names: `#!/bin/sh`, `#!/usr/bin/env bash`.
+_SHEBANG = re.compile(r"#!\s*\S*?/(?:env\s+)?(bash|sh|dash)\b")
+
+
+def shell_of(path: str, text: str) -> str | None:
+    """The shell that parses a script (`bash` or `sh`), or None when `path` is no shell script."""
+    first = text.split("\n", 1)[0]
+    if (named := _SHEBANG.match(first)) is not None:
+        return "bash" if named.group(1) == "bash" else "sh"
+    if first.startswith("#!"):
+        return None  # another interpreter's script, whatever its name
+    return "bash" if path.endswith((".sh", ".bash")) else None
+
+
+def broken_shell(sandbox: Sandbox, scripts: list[tuple[str, str]], timeout: float = SHELL_SYNTAX_TIMEOUT) -> str | None:
+    """What the shell says of the first of `scripts` (path, shell) that does not parse, or None."""
+    for path, shell in scripts:
+        obs = run_quietly(sandbox, f"{shell} -n -- {shlex.quote(path)}", timeout)
+        if not obs.timed_out and obs.exit_code != 0 and obs.output.strip():
+            output = cut_middle(obs.output.strip(), SHOWN_CHARS)
+            return render("objections/broken_shell", path=path, shell=shell, output=output)
+    return None

@@ -20,10 +20,12 @@ from agentcli.repo import checkpoint as cp
 from agentcli.repo.overview import list_files
 from agentcli.sandbox.base import Sandbox
 from agentcli.session.checks import (
+    broken_shell,
     failed_ids,
     failing_examples,
     failing_tests,
     has_examples,
+    shell_of,
     test_command,
 )
 
@@ -74,6 +76,19 @@ def broken_python(s: TaskState) -> str | None:
             shown = excerpt(text, e.lineno or 0)
             return render("objections/broken_python", path=path, error=e.msg, line=e.lineno, shown=shown)
     return None
+
+
+def broken_shell_now(s: TaskState, sandbox: Sandbox | None) -> str | None:
+    """An objection to "done" while a shell script the task changed no longer parses (`bash -n` in the
+    sandbox, which reads the script and runs none of it)."""
+    if s.checkpoint is None or sandbox is None:
+        return None
+    scripts = []
+    for status, path in cp.changed_paths(s.root, s.checkpoint):
+        text = untrusted.try_read_text(s.root, path) if status != "D" else None
+        if text is not None and (shell := shell_of(path, text)) is not None:
+            scripts.append((path, shell))
+    return broken_shell(sandbox, scripts)
 
 
 def staged_not_committed(s: TaskState) -> str | None:

@@ -58,6 +58,7 @@ from agentcli.session.checks import (
 )
 from agentcli.session.done import (
     TaskState,
+    broken_shell_now,
     failing_examples_now,
     failing_tests_now,
     repository_checks,
@@ -230,6 +231,7 @@ class Session:
                     code=True,
                     retry_cut=" (`",
                 ),
+                DoneCheck("shell-syntax", lambda: broken_shell_now(self.task_state(), self.sandbox), retry_cut=" ("),
                 DoneCheck(
                     "examples",
                     lambda: failing_examples_now(self.task_state(), self.sandbox, self.notify, self.tree_kept),

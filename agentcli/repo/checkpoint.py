@@ -367,6 +367,20 @@ def changed_paths(root: Path, checkpoint: Checkpoint) -> list[tuple[str, str]]:
     return pairs
 
 
+def content_at(root: Path, checkpoint: Checkpoint, path: str, limit: int) -> bytes | None:
+    """A file's content at the checkpoint; None where it had none there, had more than `limit` bytes,
+    or cannot be read."""
+    git = Git(root)
+    spec = f"{checkpoint.tree}:{path}"
+    size = git.try_("cat-file", "-s", spec)
+    if size is None or not size.isdigit() or int(size) > limit:
+        return None
+    try:
+        return git.raw("cat-file", "blob", spec)
+    except GitError:
+        return None
+
+
 def untouched_since(root: Path, checkpoint: Checkpoint) -> bool:
     """Whether the working tree, the index, HEAD and its branch are all as at the checkpoint."""
     git = Git(root)

@@ -35,6 +35,7 @@ from agentcli.repo.ranking import (
     rank_tags,
     stem_matches,
 )
+from agentcli.repo.shebang import HEAD_BYTES
 from agentcli.repo.tags import FileTags, extract_tags, language_for, language_from_shebang
 
 log = logging.getLogger(__name__)
@@ -158,7 +159,7 @@ def _parse_file(base: Path, rel: str, language: str | None, size: int, max_bytes
     try:
         with untrusted.open_file(base, rel) as f:  # a link the sandbox planted is not followed
             if language is None:  # no extension: a script only if its `#!` line says so
-                language = language_from_shebang(f.read(256))
+                language = language_from_shebang(f.read(HEAD_BYTES))
                 if language is None:
                     return None
                 f.seek(0)

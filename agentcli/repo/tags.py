@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from agentcli.repo.shebang import interpreter
 from agentcli.repo.tagqueries import QUERIES
 
 EXTENSIONS: dict[str, str] = {
@@ -38,7 +39,7 @@ EXTENSIONS: dict[str, str] = {
     ".bash": "bash",
 }
 
-SHEBANG = re.compile(rb"^#!\s*\S*?(?:/env\s+(?:-\S+\s+)*)?(?:\S*/)?(python[0-9.]*|bash|sh)\b")
+_PYTHON = re.compile(r"python[0-9.]*")
 MAX_SIGNATURE_CHARS = 200
 MEMBER_CALL_WEIGHT = 0.25  # `x.read()` is seldom a call of the project's own `read`
 # Continuation lines of a multi-line signature are joined into one; an inline comment would
@@ -80,10 +81,12 @@ def language_for(path: str) -> str | None:
 
 def language_from_shebang(head: bytes) -> str | None:
     """`python` or `bash` for a script without extension, from its `#!` line."""
-    found = SHEBANG.match(head)
-    if not found:
+    name = interpreter(head)
+    if name is None:
         return None
-    return "python" if found.group(1).startswith(b"python") else "bash"
+    if _PYTHON.fullmatch(name):
+        return "python"
+    return "bash" if name in ("bash", "sh", "dash") else None
 
 
 @functools.cache

@@ -7,12 +7,15 @@ cache files behind) before a "done" is accepted; a failure goes back to the mode
 
 from __future__ import annotations
 
+import base64
 import re
 import shlex
+from dataclasses import dataclass
 
 from agentcli.agent.tracebacks import TEST_FILE, without_library_frames
 from agentcli.context.summary import cut_middle
 from agentcli.prompts import render
+from agentcli.repo.shebang import interpreter
 from agentcli.sandbox.base import Observation, Sandbox
 
 PYTEST = "python3 -m pytest -x -q -p no:cacheprovider"
@@ -89,27 +92,50 @@ def failing_examples(sandbox: Sandbox, paths: list[str], timeout: float = EXAMPL
     return render("objections/failing_examples", command=command, output=cut_middle(output, SHOWN_CHARS))
 
 
-# `sh -n` / `bash -n` read a script and run none of it; a parse takes well under a second.
+# `sh -n` / `bash -n` read a script and run none of it. bash parses as with extglob on (`!(*.log)`),
+# which a script may switch on before the line that uses it.
 SHELL_SYNTAX_TIMEOUT = 10.0
-# The interpreter a script's first line names: `#!/bin/sh`, `#!/usr/bin/env bash`.
-_SHEBANG = re.compile(r"#!\s*\S*?/(?:env\s+)?(bash|sh|dash)\b")
+_PARSE = {"bash": "bash -O extglob -n", "sh": "sh -n"}
+# The most of a script's text before the task that is piped to the shell (base64: nothing to quote).
+MAX_PIPED_SCRIPT = 64 << 10
 
 
-def shell_of(path: str, text: str) -> str | None:
-    """The shell that parses a script (`bash` or `sh`), or None when `path` is no shell script."""
-    first = text.split("\n", 1)[0]
-    if (named := _SHEBANG.match(first)) is not None:
-        return "bash" if named.group(1) == "bash" else "sh"
-    if first.startswith("#!"):
+@dataclass(frozen=True)
+class Script:
+    """A shell script the task changed: its path, the shell that reads it, its text before the task."""
+
+    path: str
+    shell: str  # "bash" or "sh"
+    before: bytes | None  # None for a script the task created
+
+
+def shell_of(path: str, head: bytes) -> str | None:
+    """The shell that parses a script (`bash` or `sh`), or None when `path` is no shell script: its
+    `#!` line decides, else a `.sh` or `.bash` name."""
+    name = interpreter(head)
+    if name == "bash":
+        return "bash"
+    if name in ("sh", "dash"):
+        return "sh"
+    if name is not None:
         return None  # another interpreter's script, whatever its name
     return "bash" if path.endswith((".sh", ".bash")) else None
 
 
-def broken_shell(sandbox: Sandbox, scripts: list[tuple[str, str]], timeout: float = SHELL_SYNTAX_TIMEOUT) -> str | None:
-    """What the shell says of the first of `scripts` (path, shell) that does not parse, or None."""
-    for path, shell in scripts:
-        obs = run_quietly(sandbox, f"{shell} -n -- {shlex.quote(path)}", timeout)
-        if not obs.timed_out and obs.exit_code != 0 and obs.output.strip():
-            output = cut_middle(obs.output.strip(), SHOWN_CHARS)
-            return render("objections/broken_shell", path=path, shell=shell, output=output)
+def broken_shell(sandbox: Sandbox, scripts: list[Script], timeout: float = SHELL_SYNTAX_TIMEOUT) -> str | None:
+    """What the shell says of the first of `scripts` that does not parse and did before the task (or
+    is new), or None. A script that did not parse before either (bash's syntax in a `#!/bin/sh`
+    script, another shell's) is not the task's doing."""
+    for script in scripts:
+        parse = _PARSE[script.shell]
+        obs = run_quietly(sandbox, f"{parse} -- {shlex.quote(script.path)}", timeout)
+        if obs.timed_out or obs.exit_code == 0 or not obs.output.strip():
+            continue
+        if script.before is not None:
+            piped = base64.b64encode(script.before).decode()
+            if run_quietly(sandbox, f"printf %s {piped} | base64 -d | {parse}", timeout).exit_code != 0:
+                continue
+        output = cut_middle(obs.output.strip(), SHOWN_CHARS)
+        command = f"{parse} {shlex.quote(script.path)}"
+        return render("objections/broken_shell", path=script.path, command=command, output=output)
     return None

@@ -18,8 +18,11 @@ from agentcli.agent.tracebacks import excerpt, is_test_file
 from agentcli.prompts import render
 from agentcli.repo import checkpoint as cp
 from agentcli.repo.overview import list_files
+from agentcli.repo.shebang import HEAD_BYTES
 from agentcli.sandbox.base import Sandbox
 from agentcli.session.checks import (
+    MAX_PIPED_SCRIPT,
+    Script,
     broken_shell,
     failed_ids,
     failing_examples,
@@ -79,15 +82,26 @@ def broken_python(s: TaskState) -> str | None:
 
 
 def broken_shell_now(s: TaskState, sandbox: Sandbox | None) -> str | None:
-    """An objection to "done" while a shell script the task changed no longer parses (`bash -n` in the
+    """An objection to "done" while a shell script the task changed does not parse (`bash -n` in the
     sandbox, which reads the script and runs none of it)."""
     if s.checkpoint is None or sandbox is None:
         return None
     scripts = []
     for status, path in cp.changed_paths(s.root, s.checkpoint):
-        text = untrusted.try_read_text(s.root, path) if status != "D" else None
-        if text is not None and (shell := shell_of(path, text)) is not None:
-            scripts.append((path, shell))
+        if status == "D":
+            continue
+        try:
+            head = untrusted.read_bytes(s.root, path, HEAD_BYTES)
+        except OSError:
+            continue
+        if (shell := shell_of(path, head)) is None:
+            continue
+        before = None
+        if status != "A":
+            before = cp.content_at(s.root, s.checkpoint, path, MAX_PIPED_SCRIPT)
+            if before is None:
+                continue  # too big to compare with, or unreadable: whether the task broke it is unknown
+        scripts.append(Script(path, shell, before))
     return broken_shell(sandbox, scripts)
 
 

@@ -189,3 +189,17 @@ def test_a_tracked_nested_repository_is_its_commit_as_it_moves(tmp_path: Path):
     git(inner, "commit", "-qam", "two")
     entry = git(root, "ls-tree", snapshot_tree(Git(root)), "lib").split()
     assert entry[:2] == ["160000", "commit"] and entry[2] == git(inner, "rev-parse", "HEAD").strip()
+
+
+def test_changed_paths_name_files_as_they_are_whatever_their_letters(tmp_path: Path):
+    repo = committed_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    checkpoint = cp.create_checkpoint(repo, "task")
+    (repo / "a.py").write_text("x = 2\n")
+    for name in ("héllo wörld.sh", 'say "hi".sh', "tab\there.sh"):
+        (repo / name).write_text("echo\n")
+    assert set(cp.changed_paths(repo, checkpoint)) == {
+        ("A", 'say "hi".sh'),
+        ("A", "tab\there.sh"),
+        ("A", "héllo wörld.sh"),
+        ("M", "a.py"),
+    }

@@ -359,12 +359,10 @@ def changed_paths(root: Path, checkpoint: Checkpoint) -> list[tuple[str, str]]:
     """(status letter, path) for every file that differs between the checkpoint and now."""
     git = Git(root)
     now = snapshot_tree(git, checkpoint.exclude)
-    out = git("diff-tree", "-r", "--no-renames", "--name-status", checkpoint.tree, now)
-    pairs = []
-    for line in out.splitlines():
-        status, _, path = line.partition("\t")
-        pairs.append((status, path))
-    return pairs
+    # -z: a name with a tab, a quote or non-ASCII letters comes as it is, not quoted by git.
+    out = git("diff-tree", "-r", "--no-renames", "--name-status", "-z", checkpoint.tree, now)
+    fields = out.split("\0")
+    return [(status, path) for status, path in zip(fields[0::2], fields[1::2], strict=False) if status]
 
 
 def content_at(root: Path, checkpoint: Checkpoint, path: str, limit: int) -> bytes | None:

@@ -215,6 +215,18 @@ def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_re
     assert events[-1]["summary"] == "really"
 
 
+def test_a_block_the_same_as_its_file_is_no_change_to_look_at(failing_repo: Path, write_replies):
+    replies = [
+        "calc.py\n```python\ndef add(a, b):\n    return a - b\n```",  # what calc.py already holds
+        "DONE: fixed",
+        "DONE: fixed it",
+    ]
+    result, events = solve_json(failing_repo, "fix add", write_replies(replies))
+    objections = objections_in(events)
+    assert objections and "No file in the repository has changed" in objections[0]
+    assert not any("changed files but showed nothing" in o for o in objections)
+
+
 def test_done_while_a_changed_python_file_no_longer_parses_is_questioned(failing_repo: Path, write_replies):
     replies = [
         "```bash\nprintf 'def add(a, b):\\n    return (a + b\\n' > calc.py && cat calc.py\n```",

@@ -38,6 +38,7 @@ class Ran:
     ok: bool = False  # it succeeded, or its failure is settled (nothing to commit, a server stopped)
     edited: dict[str, str | None] = field(default_factory=dict)  # files its `sed` edits, as they were
     overwritten: dict[str, str] = field(default_factory=dict)  # files its `>` overwrites, as they were
+    block_file_before: str | None = None  # the file its block writes, as it was (None: no block, or a new file)
 
 
 def before_command(run: RunContext, ran: Ran) -> None:
@@ -45,6 +46,8 @@ def before_command(run: RunContext, ran: Ran) -> None:
     ran.edited = {path: run.repo.read(path) for path in sed_targets(ran.command)}
     # Our own write of a block was judged before; the model's `>` is judged by what it did.
     ran.overwritten = {} if ran.parsed.file_write is not None else run.guards.before_overwrites(ran.command)
+    if ran.parsed.file_write is not None:
+        ran.block_file_before = run.repo.read(ran.parsed.file_write[0])
 
 
 def settled(run: RunContext, command: str, obs: Observation, server: str | None) -> str | None:
@@ -83,13 +86,20 @@ def record(run: RunContext, ran: Ran) -> None:
         state.commands_since_plan += len(run.outcome.plan) if script else command_lines(ran.command)
     elif run.progress().observing_due():
         state.commands_since_plan += 1
-    state.unchecked = only_changes(ran.command)
+    # A block the same as its file changed nothing: there is no change to look at.
+    state.unchecked = only_changes(ran.command) and not _block_changed_nothing(run, ran)
     state.last_exit_code = 0 if ran.ok else obs.exit_code if not obs.timed_out else 124
     state.last_command = ran.command.strip()
     state.last_failure = "" if ran.ok else failure_summary(obs)
     # A check that ran past its time would only run past it again for every candidate.
     if not ran.ok and not obs.timed_out and runs_check(ran.command) and run.guards.server(ran.command) is None:
         state.own_check = ran.command.strip()
+
+
+def _block_changed_nothing(run: RunContext, ran: Ran) -> bool:
+    """Whether the command wrote a block to a file that holds just what it held before."""
+    write = ran.parsed.file_write
+    return write is not None and ran.block_file_before is not None and run.repo.read(write[0]) == ran.block_file_before
 
 
 def notes_after(run: RunContext, ran: Ran) -> list[str]:

@@ -25,6 +25,8 @@ from tests.conftest import channel_for, committed_repo
         ("#!/usr/bin/env -i PATH=/bin python3", "python3"),
         ("#!/bin/zsh", "zsh"),
         ("#!/bin/bash -eu", "bash"),
+        ("#!/usr/bin/env -u DEBUG -C /tmp bash", "bash"),
+        ("#!/bin/bash\r", "bash"),
         ("echo hi", None),
         ("#!", None),
     ],

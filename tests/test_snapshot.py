@@ -197,6 +197,7 @@ def test_changed_paths_name_files_as_they_are_whatever_their_letters(tmp_path: P
     (repo / "a.py").write_text("x = 2\n")
     for name in ("héllo wörld.sh", 'say "hi".sh', "tab\there.sh"):
         (repo / name).write_text("echo\n")
+    (repo / os.fsdecode(b"caf\xe9.sh")).write_text("echo\n")  # no UTF-8: no check could name it
     assert set(cp.changed_paths(repo, checkpoint)) == {
         ("A", 'say "hi".sh'),
         ("A", "tab\there.sh"),

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from agentcli.agent.begun import read_file
 from agentcli.agent.checking import command_lines, only_changes, runs_check
 from agentcli.agent.edit_notes import sed_report
-from agentcli.agent.edits import sed_targets
+from agentcli.agent.edits import sed_targets, write_command
 from agentcli.agent.focus import run_focus
 from agentcli.agent.guards import already_done
 from agentcli.agent.observation import finished_event, format_observation
@@ -97,9 +97,13 @@ def record(run: RunContext, ran: Ran) -> None:
 
 
 def _block_changed_nothing(run: RunContext, ran: Ran) -> bool:
-    """Whether the command wrote a block to a file that holds just what it held before."""
+    """Whether the command was a block's write alone, to a file that holds just what it held before."""
     write = ran.parsed.file_write
-    return write is not None and ran.block_file_before is not None and run.repo.read(write[0]) == ran.block_file_before
+    if write is None or ran.block_file_before is None:
+        return False  # no block, or a new file
+    now = run.repo.read(write[0])
+    # Other commands beside the write may have changed other files.
+    return now == ran.block_file_before and ran.command == write_command(write[0], now)
 
 
 def notes_after(run: RunContext, ran: Ran) -> list[str]:

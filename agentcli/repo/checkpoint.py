@@ -359,10 +359,16 @@ def changed_paths(root: Path, checkpoint: Checkpoint) -> list[tuple[str, str]]:
     """(status letter, path) for every file that differs between the checkpoint and now."""
     git = Git(root)
     now = snapshot_tree(git, checkpoint.exclude)
-    # -z: a name with a tab, a quote or non-ASCII letters comes as it is, not quoted by git.
-    out = git("diff-tree", "-r", "--no-renames", "--name-status", "-z", checkpoint.tree, now)
-    fields = out.split("\0")
-    return [(status, path) for status, path in zip(fields[0::2], fields[1::2], strict=False) if status]
+    # -z and bytes: a name with a tab, a quote, a carriage return or non-ASCII letters comes as it is,
+    # neither quoted by git nor with its line ends translated. A name that is no UTF-8 is left out: no
+    # check can name it to the sandbox or the journal.
+    out = git.raw("diff-tree", "-r", "--no-renames", "--name-status", "-z", checkpoint.tree, now)
+    fields = out.split(b"\0")
+    pairs = []
+    for status, path in zip(fields[0::2], fields[1::2], strict=False):
+        with contextlib.suppress(UnicodeDecodeError):
+            pairs.append((status.decode(), path.decode()))
+    return pairs
 
 
 def content_at(root: Path, checkpoint: Checkpoint, path: str, limit: int) -> bytes | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 # Bytes of a file read for its `#!` line.
 HEAD_BYTES = 256
+# `env` options whose value is the next word: `env -u VAR bash`, `env -C /tmp bash`.
+_ENV_TAKES_ARGUMENT = frozenset({"-u", "-C", "--unset", "--chdir"})
 
 
 def interpreter(head: bytes) -> str | None:
@@ -14,5 +16,12 @@ def interpreter(head: bytes) -> str | None:
         return None
     words = first[2:].decode("utf-8", errors="replace").split()
     if words and words[0].rsplit("/", 1)[-1] == "env":
-        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        rest, words = words[1:], []
+        while rest:
+            word = rest.pop(0)
+            if word in _ENV_TAKES_ARGUMENT:
+                rest = rest[1:]
+            elif not word.startswith("-") and "=" not in word:
+                words = [word]
+                break
     return words[0].rsplit("/", 1)[-1] if words else None

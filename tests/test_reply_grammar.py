@@ -82,7 +82,6 @@ WELL_FORMED = [
     "Count them.\n```python\nimport json\nprint(len(json.load(open('a.json'))))\n```",
     "```bash\n[ -f a.py ] && echo found\n```",  # a line of code may open with "["
     "See the list:\n```python\n[print(n) for n in range(3)]\n```",
-    "PLAN:\n  1. Look.\n  \n\t2. Fix it `now`.\n`\n```bash\nls\n```",  # indented, blank and one-tick lines
 ]
 
 MALFORMED = {
@@ -97,7 +96,6 @@ MALFORMED = {
     "a block line ending in a fence": "```bash\nls -la```",
     "a copy of agentcli's note": "[next: step 2 of your plan: fix it]\n```bash\nls\n```",
     "a copy of an observation": "Checked.\n[exit 0 · 0.0s]\n```bash\nls\n```",
-    "an indented copy of a note": "  [no command ran] Not done yet.\n```bash\nls\n```",
     "rambling past the prose budget": "".join(f"Line {i}.\n" for i in range(MAX_PROSE_LINES + 1)) + "DONE: x",
 }
 

@@ -22,12 +22,12 @@ MAX_PROSE_LINES = 12
 # the parser allows); the parser would read three backticks anywhere else as a fence too. The closing
 # fence may end its line: the tokenizer has "```\n" as one token, which a model prefers to "```"
 # (forbidden it, a model goes on writing the block until its budget runs out). A line of prose does
-# not open with "[", indented or not: that is how agentcli's notes and observations open (`[next: ...]`, `[exit 1]`),
+# not open with "[": that is how agentcli's notes and observations open (`[next: ...]`, `[exit 1]`),
 # which small models copy into their replies instead of acting.
 _RULES = rf"""
 prose ::= said{{0,{MAX_PROSE_LINES}}}
-said ::= [ \t]* (opening seg* tick? | tick)? "\n"
-opening ::= [^`\n[ \t] | "`" [^`\n] | "``" [^`\n]
+said ::= (opening seg* tick? | tick)? "\n"
+opening ::= [^`\n[] | "`" [^`\n] | "``" [^`\n]
 line ::= text? "\n"
 text ::= seg+ tick? | tick
 seg ::= [^`\n] | "`" [^`\n] | "``" [^`\n]

@@ -80,8 +80,6 @@ WELL_FORMED = [
     "DONE: nothing was left to do\n",
     "DONE",
     "Count them.\n```python\nimport json\nprint(len(json.load(open('a.json'))))\n```",
-    "```bash\n[ -f a.py ] && echo found\n```",  # a line of code may open with "["
-    "See the list:\n```python\n[print(n) for n in range(3)]\n```",
 ]
 
 MALFORMED = {
@@ -94,8 +92,6 @@ MALFORMED = {
     "a DONE after the action": "```bash\nls\n```\nDONE: listed",
     "a fence after text on its line": "Command: ```bash\nls\n```",
     "a block line ending in a fence": "```bash\nls -la```",
-    "a copy of agentcli's note": "[next: step 2 of your plan: fix it]\n```bash\nls\n```",
-    "a copy of an observation": "Checked.\n[exit 0 · 0.0s]\n```bash\nls\n```",
     "rambling past the prose budget": "".join(f"Line {i}.\n" for i in range(MAX_PROSE_LINES + 1)) + "DONE: x",
 }
 

@@ -21,13 +21,9 @@ MAX_PROSE_LINES = 12
 # opens only the action's block, at the start of a line, and closes it alone on its line (indented, as
 # the parser allows); the parser would read three backticks anywhere else as a fence too. The closing
 # fence may end its line: the tokenizer has "```\n" as one token, which a model prefers to "```"
-# (forbidden it, a model goes on writing the block until its budget runs out). A line of prose does
-# not open with "[": that is how agentcli's notes and observations open (`[next: ...]`, `[exit 1]`),
-# which small models copy into their replies instead of acting.
+# (forbidden it, a model goes on writing the block until its budget runs out).
 _RULES = rf"""
-prose ::= said{{0,{MAX_PROSE_LINES}}}
-said ::= (opening seg* tick? | tick)? "\n"
-opening ::= [^`\n[] | "`" [^`\n] | "``" [^`\n]
+prose ::= line{{0,{MAX_PROSE_LINES}}}
 line ::= text? "\n"
 text ::= seg+ tick? | tick
 seg ::= [^`\n] | "`" [^`\n] | "``" [^`\n]

@@ -380,7 +380,7 @@ def content_at(root: Path, checkpoint: Checkpoint, path: str, limit: int) -> byt
     if size is None or not size.isdigit() or int(size) > limit:
         return None
     try:
-        return git.raw("cat-file", "blob", spec)
+        return git.blob(spec)
     except GitError:
         return None
 

@@ -33,7 +33,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("unchecked", "DONE right after a command that changed files unseen: the change is shown first."),
     Policy("unchanged", "DONE when the task has changed no file and made no commit."),
     Policy("syntax", "DONE while a Python file the task changed no longer parses."),
-    Policy("shell-syntax", "DONE while a shell script the task changed no longer parses (`bash -n`)."),
+    Policy("shell-syntax", "DONE while a shell script the task created or broke does not parse (`bash -n`)."),
     Policy("empty", "DONE while a file the task created is empty."),
     Policy("tests", "DONE while the repository's tests fail."),
     Policy(

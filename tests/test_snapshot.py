@@ -204,3 +204,15 @@ def test_changed_paths_name_files_as_they_are_whatever_their_letters(tmp_path: P
         ("A", "héllo wörld.sh"),
         ("M", "a.py"),
     }
+
+
+def test_a_file_named_with_a_carriage_return_is_in_the_checkpoint_and_comes_back(tmp_path: Path):
+    repo = committed_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    (repo / "notes\r.txt").write_text("the user's work\n")
+    checkpoint = cp.create_checkpoint(repo, "task")
+    (repo / "notes\r.txt").write_text("changed\n")
+    (repo / "made\rby task.txt").write_text("new\n")
+    assert set(cp.changed_paths(repo, checkpoint)) == {("M", "notes\r.txt"), ("A", "made\rby task.txt")}
+    cp.restore(repo, checkpoint)
+    assert (repo / "notes\r.txt").read_text() == "the user's work\n"
+    assert not (repo / "made\rby task.txt").exists()

@@ -148,19 +148,19 @@ class Git:
         try:
             done = subprocess.run(
                 ["git", *args],
-                input=input,
+                input=None if input is None else input.encode(errors="surrogateescape"),
                 capture_output=True,
-                text=True,
-                errors="surrogateescape",
                 cwd=self.root,
                 env={**self.env, **(env or {})},
                 timeout=TIMEOUT_S,
             )
         except subprocess.TimeoutExpired:
             raise GitError(list(args), 124, f"stopped after {TIMEOUT_S:g} s") from None
+        # Decoded by hand: text mode would read a carriage return in a file name as a line end.
+        stdout = done.stdout.decode(errors="surrogateescape")
         if done.returncode != 0:  # some failures are said on stdout ("nothing to commit")
-            raise GitError(list(args), done.returncode, done.stderr.strip() or done.stdout)
-        return done.stdout[:-1] if done.stdout.endswith("\n") else done.stdout
+            raise GitError(list(args), done.returncode, done.stderr.decode(errors="replace").strip() or stdout)
+        return stdout[:-1] if stdout.endswith("\n") else stdout
 
     def blob(self, sha: str) -> bytes:
         """A blob's bytes, exactly."""

@@ -228,6 +228,27 @@ def test_a_block_the_same_as_its_file_is_no_change_to_look_at(failing_repo: Path
     assert not any("changed files but showed nothing" in o for o in objections)
 
 
+def test_a_block_written_after_cd_is_read_and_written_where_the_shell_is(failing_repo: Path, write_replies):
+    (failing_repo / "lib").mkdir()
+    git(failing_repo, "mv", "calc.py", "lib/calc.py")
+    calc = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+    (failing_repo / "lib" / "calc.py").write_text(calc)
+    (failing_repo / "test_calc.py").write_text(
+        "from lib.calc import add, sub\n\n\ndef test_calc():\n    assert add(2, 3) == 5 and sub(3, 2) == 1\n"
+    )
+    git(failing_repo, "commit", "-qam", "calc in lib")
+    replies = [
+        "```bash\ncd lib && cat calc.py\n```",
+        "calc.py\n```python\ndef add(a, b):\n    return a + b\n```",  # only the function it changes
+        "```bash\ncd .. && python3 -m pytest -q\n```",
+        "DONE: fixed add",
+    ]
+    result, _ = solve_json(failing_repo, "fix add", write_replies(replies))
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert "def sub(a, b)" in (failing_repo / "lib" / "calc.py").read_text()
+    assert not (failing_repo / "calc.py").exists()
+
+
 def test_done_while_a_changed_python_file_no_longer_parses_is_questioned(failing_repo: Path, write_replies):
     replies = [
         "```bash\nprintf 'def add(a, b):\\n    return (a + b\\n' > calc.py && cat calc.py\n```",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from agentcli.agent.begun import read_file
 from agentcli.agent.checking import command_lines, only_changes, runs_check
 from agentcli.agent.edit_notes import sed_report
-from agentcli.agent.edits import sed_targets, write_command
+from agentcli.agent.edits import sed_targets
 from agentcli.agent.focus import run_focus
 from agentcli.agent.guards import already_done
 from agentcli.agent.observation import finished_event, format_observation
@@ -103,7 +103,7 @@ def _block_changed_nothing(run: RunContext, ran: Ran) -> bool:
         return False  # no block, or a new file
     now = run.repo.read(write[0])
     # Other commands beside the write may have changed other files.
-    return now == ran.block_file_before and ran.command == write_command(write[0], now)
+    return now == ran.block_file_before and ran.command == run.repo.write_command(write[0], now)
 
 
 def notes_after(run: RunContext, ran: Ran) -> list[str]:

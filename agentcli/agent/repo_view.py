@@ -5,11 +5,13 @@ Everything here runs in the sandbox or reads through it; the host never reads th
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 
-from agentcli.agent.edits import defined_names, definition_search, write_command
+from agentcli.agent import edits
+from agentcli.agent.edits import defined_names, definition_search
 from agentcli.agent.tracebacks import definition_range, is_test_file
-from agentcli.sandbox.base import Observation, Sandbox
+from agentcli.sandbox.base import Observation, Sandbox, shell_paths
 
 # Lines of a function under test shown beside a failing assertion, at most.
 MAX_SHOWN_DEFINITION = 40
@@ -27,6 +29,19 @@ class RepoView:
             return self.sandbox.read_file(path)
         except (OSError, UnicodeDecodeError):
             return None
+
+    def from_shell(self, path: str) -> str:
+        """A file path the model wrote, which is relative to where its shell is, as a path relative to the
+        repository (as written where it leads out of the repository)."""
+        (found,) = shell_paths(self.sandbox, [path])
+        return path if found is None or found == "." else found
+
+    def write_command(self, path: str, content: str) -> str:
+        """The command that writes `content` to `path`, relative to the repository, wherever the shell is."""
+        workdir = self.sandbox.workdir.rstrip("/") or "/"
+        at_root = self.sandbox.run("pwd", timeout=10).output.strip() in ("", workdir)
+        where = path if at_root or posixpath.isabs(path) else posixpath.join(workdir, path)
+        return edits.write_command(where, content)
 
     def run_at_root(self, command: str, timeout: float | None = None) -> Observation:
         """Run `command` in a subshell at the repository root: the model's shell keeps its directory."""
@@ -65,4 +80,4 @@ class RepoView:
             replaced = text.replace(old, new)
         else:
             replaced = "".join(line.replace(old, new, 1) for line in text.splitlines(keepends=True))
-        return self.sandbox.run(write_command(path, replaced)).ok
+        return self.sandbox.run(self.write_command(path, replaced)).ok

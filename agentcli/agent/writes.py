@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentcli.agent.edits import describe_change, new_content, replaces_with_fragment, write_command
+from agentcli.agent.edits import describe_change, new_content, replaces_with_fragment
 from agentcli.agent.parsing import ParsedReply
 from agentcli.agent.repo_view import RepoView
 from agentcli.prompts import render
@@ -19,4 +19,4 @@ def block_write(repo: RepoView, parsed: ParsedReply, begun_in: str | None) -> tu
         # "Look at line 15:" and a one-line block: a quote, not the file's new content.
         shown, lines = len(content.splitlines()), len(before.splitlines())
         return render("refusals/fragment", path=path, shown=shown, lines=lines)
-    return write_command(path, content), [f"{how}.", describe_change(path, before, content)]
+    return repo.write_command(path, content), [f"{how}.", describe_change(path, before, content)]

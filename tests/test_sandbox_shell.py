@@ -58,6 +58,13 @@ def test_syntax_error_is_reported_and_not_run(sandbox):
     assert sandbox.run("ls created.txt").exit_code != 0
 
 
+def test_a_multi_line_command_that_turns_extglob_on_before_using_it_runs(sandbox):
+    sandbox.run("touch keep.txt drop.log")
+    obs = sandbox.run("shopt -s extglob\nls !(drop.log)")
+    assert obs.exit_code == 0 and not obs.syntax_error, obs.output
+    assert obs.output.split() == ["keep.txt"]
+
+
 def test_background_process_does_not_block(sandbox):
     started = time.monotonic()
     obs = sandbox.run("sleep 60 & echo started")

@@ -13,7 +13,7 @@ from agentcli.repo.tags import language_from_shebang
 from agentcli.sandbox.local import HostSandbox
 from agentcli.session.checks import shell_of
 from agentcli.session.done import TaskState, broken_shell_now
-from tests.conftest import channel_for, committed_repo
+from tests.conftest import channel_for, committed_repo, git
 
 
 @pytest.mark.parametrize(
@@ -89,3 +89,16 @@ def test_a_new_sh_script_is_read_by_sh(tmp_path: Path) -> None:
 )
 def test_no_objection_where_the_task_broke_nothing(tmp_path: Path, before: str, after: str) -> None:
     assert _objection(tmp_path, {"run.sh": before}, {"run.sh": after}) is None
+
+
+def test_a_script_broken_before_the_task_is_not_held_against_it_once_moved(tmp_path: Path) -> None:
+    broken = "if true; then\n  echo one\n  echo two\n  echo three\n"
+    repo = committed_repo(tmp_path / "repo", {"run.sh": broken})
+    checkpoint = cp.create_checkpoint(repo, "task")
+    git(repo, "mv", "run.sh", "start.sh")
+    (repo / "start.sh").write_text(broken + "  echo four\n")  # moved, and changed a little
+    with HostSandbox(repo, channel_for(repo)) as box:
+        assert broken_shell_now(TaskState(repo, checkpoint), box) is None
+        (repo / "zzz.sh").write_text("if true; then\n")  # a script the task wrote broken
+        objection = broken_shell_now(TaskState(repo, checkpoint), box)
+    assert objection is not None and "zzz.sh does not parse" in objection

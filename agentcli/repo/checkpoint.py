@@ -371,6 +371,20 @@ def changed_paths(root: Path, checkpoint: Checkpoint) -> list[tuple[str, str]]:
     return pairs
 
 
+def moved_from(root: Path, checkpoint: Checkpoint) -> dict[str, str]:
+    """Each file the task moved (by git's rename detection: under a new path with most of its content),
+    and where it was at the checkpoint."""
+    git = Git(root)
+    now = snapshot_tree(git, checkpoint.exclude)
+    out = git.raw("diff-tree", "-r", "-M", "--diff-filter=R", "--name-status", "-z", checkpoint.tree, now)
+    fields = out.split(b"\0")  # R<score>, the old path, the new path
+    moved = {}
+    for old, new in zip(fields[1::3], fields[2::3], strict=False):
+        with contextlib.suppress(UnicodeDecodeError):
+            moved[new.decode()] = old.decode()
+    return moved
+
+
 def content_at(root: Path, checkpoint: Checkpoint, path: str, limit: int) -> bytes | None:
     """A file's content at the checkpoint; None where it had none there, had more than `limit` bytes,
     or cannot be read."""

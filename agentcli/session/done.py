@@ -87,6 +87,7 @@ def broken_shell_now(s: TaskState, sandbox: Sandbox | None) -> str | None:
     if s.checkpoint is None or sandbox is None:
         return None
     scripts = []
+    moved: dict[str, str] | None = None
     for status, path in cp.changed_paths(s.root, s.checkpoint):
         if status == "D":
             continue
@@ -96,9 +97,13 @@ def broken_shell_now(s: TaskState, sandbox: Sandbox | None) -> str | None:
             continue
         if (shell := shell_of(path, head)) is None:
             continue
+        was = path
+        if status == "A":  # new, or a script moved (and perhaps changed): judged by where it came from
+            moved = cp.moved_from(s.root, s.checkpoint) if moved is None else moved
+            was = moved.get(path, "")
         before = None
-        if status != "A":
-            before = cp.content_at(s.root, s.checkpoint, path, MAX_PIPED_SCRIPT)
+        if was:
+            before = cp.content_at(s.root, s.checkpoint, was, MAX_PIPED_SCRIPT)
             if before is None:
                 continue  # too big to compare with, or unreadable: whether the task broke it is unknown
         scripts.append(Script(path, shell, before))

@@ -93,6 +93,11 @@ SCENARIOS = [
         [bash("pip install --no-index no-such-package-here"), bash("pip install --no-index other-package"), "DONE"],
     ),
     Scenario(
+        "literal-heredoc",
+        "write it",
+        [bash("cat > hi.sh <<EOF\necho \"hi $1\"\nEOF\nbash hi.sh you"), "DONE: wrote hi.sh"],
+    ),
+    Scenario(
         "begun-replies",
         "fix it",
         [bash("python3 x.py"), "Again.\n" + bash("python3 x.py"), "    return 2\n```", "DONE"],
@@ -147,6 +152,7 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "step-done": lambda: "ends the whole task, not one step of it" in told,
         "server-stop": lambda: "serve.py is a server" in shown,
         "offline-install": lambda: "There is no network here" in shown,
+        "literal-heredoc": lambda: (root / "hi.sh").read_text() == 'echo "hi $1"\n',
         "begun-replies": lambda: any(
             isinstance(e, Notice) and "the reply begins with a change" in e.message for e in events
         ),

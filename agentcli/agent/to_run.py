@@ -3,6 +3,7 @@ where a guard will not run it (a fragment for a file, a refused command, the sam
 
 from __future__ import annotations
 
+from agentcli.agent.heredocs import quote_code_heredocs
 from agentcli.agent.outcome import Approver, Stop
 from agentcli.agent.parsing import ParsedReply
 from agentcli.agent.repair import repair
@@ -20,6 +21,9 @@ def command_to_run(run: RunContext, parsed: ParsedReply) -> tuple[str, list[str]
     command, repaired = repair(parsed.command or "")
     if repaired:
         notes = [*notes, repaired]
+    if run.policies.on("literal-heredoc") and (quoted := quote_code_heredocs(command)) is not None:
+        run.policies.fired("literal-heredoc")
+        command, notes = quoted[0], [*notes, render("notes/literal_heredoc", files=quoted[1])]
     if parsed.file_write is not None:
         written = block_write(run.repo, parsed, state.begun_definition_in)
         if isinstance(written, str):

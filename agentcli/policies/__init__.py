@@ -53,6 +53,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("server-stop", "A server run in the foreground is stopped after a few seconds, as no failure."),
     Policy("offline-install", "After an install found no network, installs are refused."),
     Policy("failure-advice", "The exact way past a script that may not run, or echo quotes that do not close."),
+    Policy("literal-heredoc", "A here-document that writes code keeps its `$` and backquotes: its end word is quoted."),
     Policy("nothing-to-commit", "git's 'nothing to commit' is no failure."),
     Policy("repeat-refusal", "The same failing command sent again is not run; a second time the run is stuck."),
     Policy("failure-focus", "A failure's traceback is shown at the repository's code, and the fix begun there."),

@@ -95,7 +95,7 @@ SCENARIOS = [
     Scenario(
         "literal-heredoc",
         "write it",
-        [bash("cat > hi.sh <<EOF\necho \"hi $1\"\nEOF\nbash hi.sh you"), "DONE: wrote hi.sh"],
+        [bash('cat > hi.sh <<EOF\necho "hi $1"\nEOF\nbash hi.sh you'), "DONE: wrote hi.sh"],
     ),
     Scenario(
         "begun-replies",

@@ -65,6 +65,12 @@ def test_a_multi_line_command_that_turns_extglob_on_before_using_it_runs(sandbox
     assert obs.output.split() == ["keep.txt"]
 
 
+def test_a_multi_line_command_using_extglob_it_never_turns_on_does_not_run_at_all(sandbox):
+    obs = sandbox.run("touch ran.txt\nls !(ran.txt)")
+    assert obs.syntax_error and obs.exit_code == 2
+    assert sandbox.run("ls ran.txt").exit_code != 0
+
+
 def test_background_process_does_not_block(sandbox):
     started = time.monotonic()
     obs = sandbox.run("sleep 60 & echo started")

@@ -268,10 +268,22 @@ def test_a_candidate_that_could_reach_past_the_work_tree_is_not_judged(tmp_path:
     assert scored == [(0, None, False), (1, 0, True)]
 
 
-def test_the_python_check_reads_the_file_where_the_shell_is(tmp_path: Path):
+@pytest.mark.parametrize(
+    ("broken", "whole"),
+    [
+        (
+            "```bash\nsed -i 's/return 0/return sum(xs/' app.py\n```",  # from where the shell is
+            "```bash\nsed -i 's/return 0/return sum(xs)/' app.py\n```",
+        ),
+        (
+            "src/app.py\n```python\ndef total(xs):\n    return sum(xs\n```",  # a block's: from the root
+            "src/app.py\n```python\ndef total(xs):\n    return sum(xs)\n```",
+        ),
+    ],
+    ids=["sed", "block"],
+)
+def test_the_python_check_reads_the_file_the_change_made(tmp_path: Path, broken: str, whole: str):
     root = committed_repo(tmp_path / "repo", {"src/app.py": "def total(xs):\n    return 0\n", "app.py": "x = (\n"})
-    broken = "```bash\nsed -i 's/return 0/return sum(xs/' app.py\n```"
-    whole = "```bash\nsed -i 's/return 0/return sum(xs)/' app.py\n```"
     seen = _own_check_run(root, ["```bash\ncd src\n```", broken, whole, "DONE: sums"])
     scored = [(e.index, e.failed, e.passed, e.chosen) for e in seen if isinstance(e, CandidateScored)]
     # src/app.py is judged (./app.py, which never parses, is not where the shell is).

@@ -91,14 +91,46 @@ def test_no_objection_where_the_task_broke_nothing(tmp_path: Path, before: str, 
     assert _objection(tmp_path, {"run.sh": before}, {"run.sh": after}) is None
 
 
-def test_a_script_broken_before_the_task_is_not_held_against_it_once_moved(tmp_path: Path) -> None:
-    broken = "if true; then\n  echo one\n  echo two\n  echo three\n"
-    repo = committed_repo(tmp_path / "repo", {"run.sh": broken})
-    checkpoint = cp.create_checkpoint(repo, "task")
+BROKEN = "if true; then\n  echo one\n  echo two\n  echo three\n"
+
+
+def _moved_and_changed(repo: Path) -> None:
     git(repo, "mv", "run.sh", "start.sh")
-    (repo / "start.sh").write_text(broken + "  echo four\n")  # moved, and changed a little
+    (repo / "start.sh").write_text(BROKEN + "  echo four\n")
+
+
+def _moved_and_replaced(repo: Path) -> None:
+    git(repo, "mv", "run.sh", "start.sh")
+    (repo / "run.sh").write_text('#!/bin/sh\nexec ./start.sh "$@"\n')  # a wrapper where it was
+
+
+def _moved_and_copied(repo: Path) -> None:
+    (repo / "backup.sh").write_text(BROKEN)
+    git(repo, "mv", "run.sh", "start.sh")
+
+
+def _copied(repo: Path) -> None:
+    (repo / "backup.sh").write_text(BROKEN)
+
+
+@pytest.mark.parametrize("change", [_moved_and_changed, _moved_and_replaced, _moved_and_copied, _copied])
+def test_a_script_broken_before_the_task_is_not_held_against_it_once_moved_or_copied(tmp_path: Path, change):
+    repo = committed_repo(tmp_path / "repo", {"run.sh": BROKEN})
+    checkpoint = cp.create_checkpoint(repo, "task")
+    change(repo)
     with HostSandbox(repo, channel_for(repo)) as box:
         assert broken_shell_now(TaskState(repo, checkpoint), box) is None
         (repo / "zzz.sh").write_text("if true; then\n")  # a script the task wrote broken
         objection = broken_shell_now(TaskState(repo, checkpoint), box)
     assert objection is not None and "zzz.sh does not parse" in objection
+
+
+def test_a_text_file_turned_into_a_broken_script_is_the_tasks_doing(tmp_path: Path) -> None:
+    lines = "ls -la\necho building\nmake all\nmake install\necho done\n"
+    repo = committed_repo(tmp_path / "repo", {"commands.txt": "Run these:\n" + lines})
+    checkpoint = cp.create_checkpoint(repo, "task")
+    (repo / "commands.txt").unlink()
+    (repo / "install.sh").write_text("#!/bin/bash\n" + lines + "if true; then\n")
+    with HostSandbox(repo, channel_for(repo)) as box:
+        objection = broken_shell_now(TaskState(repo, checkpoint), box)
+    assert objection is not None and "install.sh does not parse" in objection

@@ -228,25 +228,56 @@ def test_a_block_the_same_as_its_file_is_no_change_to_look_at(failing_repo: Path
     assert not any("changed files but showed nothing" in o for o in objections)
 
 
-def test_a_block_written_after_cd_is_read_and_written_where_the_shell_is(failing_repo: Path, write_replies):
-    (failing_repo / "lib").mkdir()
-    git(failing_repo, "mv", "calc.py", "lib/calc.py")
-    calc = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
-    (failing_repo / "lib" / "calc.py").write_text(calc)
-    (failing_repo / "test_calc.py").write_text(
+def _calc_in_lib(repo: Path) -> None:
+    """calc.py moved to lib/, with a second function, and the test importing both from there."""
+    (repo / "lib").mkdir()
+    git(repo, "mv", "calc.py", "lib/calc.py")
+    (repo / "lib" / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n")
+    (repo / "test_calc.py").write_text(
         "from lib.calc import add, sub\n\n\ndef test_calc():\n    assert add(2, 3) == 5 and sub(3, 2) == 1\n"
     )
-    git(failing_repo, "commit", "-qam", "calc in lib")
+    git(repo, "commit", "-qam", "calc in lib")
+
+
+def test_a_blocks_path_is_from_the_repository_root_wherever_the_shell_is(failing_repo: Path, write_replies):
+    _calc_in_lib(failing_repo)
     replies = [
         "```bash\ncd lib && cat calc.py\n```",
-        "calc.py\n```python\ndef add(a, b):\n    return a + b\n```",  # only the function it changes
+        "lib/calc.py\n```python\ndef add(a, b):\n    return a + b\n```",  # only the function it changes
+        "calc.py\n```python\nNOTE = 1\n```",  # from the root, though the shell is in lib/
+        "```bash\ncd .. && python3 -m pytest -q\n```",
+        "DONE: fixed add",
+    ]
+    result, events = solve_json(failing_repo, "fix add", write_replies(replies))
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert "def sub(a, b)" in (failing_repo / "lib" / "calc.py").read_text()
+    assert (failing_repo / "calc.py").read_text() == "NOTE = 1\n" and not (failing_repo / "lib" / "lib").exists()
+    notes = [" ".join(e["notes"]) for e in events if e["type"] == "command_started"]
+    assert "not from where your shell is (lib/): this block went to calc.py" in notes[2]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "```bash\necho 'def add(a, b):' > calc.py\necho '    return a + b' >> calc.py\n```",  # taken as a block
+        "```bash\nsed -i '2s/a - b/a + b/' calc.py\n```",
+    ],
+    ids=["echoed", "sed"],
+)
+def test_a_shell_commands_paths_are_from_where_the_shell_is(failing_repo: Path, write_replies, change: str):
+    _calc_in_lib(failing_repo)
+    (failing_repo / "calc.py").write_text("def add(a, b):\n    return a - b  # the root's own\n")
+    git(failing_repo, "add", "calc.py")
+    git(failing_repo, "commit", "-qm", "a namesake at the root")
+    replies = [
+        "```bash\ncd lib && cat calc.py\n```",
+        change,
         "```bash\ncd .. && python3 -m pytest -q\n```",
         "DONE: fixed add",
     ]
     result, _ = solve_json(failing_repo, "fix add", write_replies(replies))
     assert result.returncode == 0, result.stdout[-2000:]
-    assert "def sub(a, b)" in (failing_repo / "lib" / "calc.py").read_text()
-    assert not (failing_repo / "calc.py").exists()
+    assert (failing_repo / "calc.py").read_text() == "def add(a, b):\n    return a - b  # the root's own\n"
 
 
 def test_done_while_a_changed_python_file_no_longer_parses_is_questioned(failing_repo: Path, write_replies):

@@ -98,6 +98,19 @@ def test_the_loop_runs_tool_calls_and_text_replies_alike(tmp_path: Path):
     assert history[2] == "Now I check it.\n```bash\ncat out/hello.txt\n```"
 
 
+def test_a_written_files_path_is_from_the_repository_wherever_the_shell_is(tmp_path: Path):
+    root = tmp_path / "repo"
+    (root / "out").mkdir(parents=True)
+    replies = [
+        {"tool": "bash", "arguments": {"command": "cd out"}},
+        {"tool": "write_file", "arguments": {"path": "out/hello.txt", "content": "hello\n"}},
+        {"tool": "finish", "arguments": {"summary": "wrote out/hello.txt"}},
+    ]
+    with HostSandbox(root, channel_for(root)) as box:
+        Agent(ScriptedModel(replies, calls_tools=True), box, EventBus([]), limits=RunLimits()).run("Write it")
+    assert (root / "out" / "hello.txt").read_text() == "hello\n" and not (root / "out" / "out").exists()
+
+
 def test_solve_fixes_a_bug_by_tool_calls_through_an_openai_compatible_server(failing_repo: Path):
     script = [
         {"tool": "bash", "arguments": {"command": "python3 -m pytest -q"}},

@@ -43,7 +43,7 @@ class Ran:
 
 def before_command(run: RunContext, ran: Ran) -> None:
     """Read what the command is about to change, for the notes after it."""
-    ran.edited = {path: run.repo.read(path) for path in sed_targets(ran.command)}
+    ran.edited = {path: run.repo.read(path) for path in run.repo.from_shell(sed_targets(ran.command)).values()}
     # Our own write of a block was judged before; the model's `>` is judged by what it did.
     ran.overwritten = {} if ran.parsed.file_write is not None else run.guards.before_overwrites(ran.command)
     if ran.parsed.file_write is not None:
@@ -103,7 +103,9 @@ def _block_changed_nothing(run: RunContext, ran: Ran) -> bool:
         return False  # no block, or a new file
     now = run.repo.read(write[0])
     # Other commands beside the write may have changed other files.
-    return now == ran.block_file_before and ran.command == run.repo.write_command(write[0], now)
+    if now != ran.block_file_before:
+        return False
+    return ran.command == run.repo.write_command(write[0], now, run.repo.shell_folder())
 
 
 def notes_after(run: RunContext, ran: Ran) -> list[str]:

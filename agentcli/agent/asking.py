@@ -56,8 +56,6 @@ class ModelCalls:
             parsed = parsed_call(reply.tool_call, text)
         else:  # a reply decoded under the grammar is well formed: its last line is its action
             parsed = parse_reply(text, strict=self.grammar() is not None)
-        if parsed.file_write is not None:  # read, written and judged from here on as the shell meant it
-            parsed.file_write = self.run.repo.from_shell(parsed.file_write[0]), parsed.file_write[1]
         self.run.placer.place(parsed)
         return parsed
 

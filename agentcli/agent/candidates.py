@@ -64,11 +64,14 @@ class Candidates:
         chosen = choose(step, first, sample, self._verdict, self.run.events.emit, count, taken)
         return chosen.reply, chosen.text, chosen.parsed
 
-    def _change(self, parsed: ParsedReply) -> str | None:
-        """The command that makes `parsed`'s change; None for a reply that changes no code, a change the
-        loop would not make, a change to a test (the tests are the judge), and one that could reach past
-        what the work tree puts back (a path outside it, a `sed` that writes other files or runs commands)."""
-        run, paths = self.run, _changed(parsed)
+    def _change(self, parsed: ParsedReply) -> tuple[str, list[str]] | None:
+        """The command that makes `parsed`'s change and the files it changes (by their paths in the
+        repository); None for a reply that changes no code, a change the loop would not make, a change to
+        a test (the tests are the judge), and one that could reach past what the work tree puts back (a
+        path outside it, a `sed` that writes other files or runs commands)."""
+        run, paths = self.run, self._changed_in_repository(parsed)
+        if paths is None:
+            return None
         if parsed.file_write is not None:
             written = block_write(run.repo, parsed, run.state.reply_definition)
             command = written[0] if isinstance(written, tuple) else None
@@ -76,27 +79,38 @@ class Candidates:
             command = repair(parsed.command or "")[0]
             if _SED_WRITES_OR_RUNS.search(command):
                 return None
-        if command is None or not paths or any(is_test_file(path) or not _inside(path) for path in paths):
+        if command is None or not paths or any(is_test_file(path) for path in paths):
             return None
-        return command if run.guards.refusal(command) is None else None
+        return (command, paths) if run.guards.refusal(command) is None else None
+
+    def _changed_in_repository(self, parsed: ParsedReply) -> list[str] | None:
+        """The files `parsed` changes, by their paths in the repository (a block's is already; a `sed`'s
+        is from where the shell is); None where one leads above the shell's folder or out of the repository."""
+        named = _changed(parsed)
+        if not all(map(_inside, named)):
+            return None
+        if parsed.file_write is not None:
+            return named
+        found = self.run.repo.from_shell(named)
+        return [found[path] for path in named] if all(path in found for path in named) else None
 
     def _verdict(self, parsed: ParsedReply) -> Verdict | None:
         """The checks' verdict on the work tree with `parsed`'s change made; the tree is put back after.
         None where the change is not made, fails, or the repository's tests say nothing of it."""
         run, change = self.run, self._change(parsed)
-        if change is None or self.run.facts.ignored(_changed(parsed)):
+        if change is None or self.run.facts.ignored(change[1]):
             return None
+        command, paths = change
         with run.tree_kept():
             # In a subshell: a `cd` or `set` in the change stays in it.
-            if not run.sandbox.run(f"(\n{change}\n)", timeout=CHECK_SECONDS).ok:
+            if not run.sandbox.run(f"(\n{command}\n)", timeout=CHECK_SECONDS).ok:
                 return None
             verdict = run.facts.verifier() if run.facts.verifier is not None else Verdict(0, 0)
             if verdict is None:
                 return None
-            if python := [path for path in _changed(parsed) if path.endswith(".py")]:
-                # In the sandbox, where the shell is: a path is the change's, relative to where it ran.
+            if python := [path for path in paths if path.endswith(".py")]:
                 parses = f"python3 - {' '.join(map(shlex.quote, python))} <<'{_PARSE_MARK}'\n{_PARSE}{_PARSE_MARK}"
-                verdict = with_check(verdict, run.sandbox.run(parses, timeout=CHECK_SECONDS).ok)
+                verdict = with_check(verdict, run.repo.run_at_root(parses, timeout=CHECK_SECONDS).ok)
             if run.state.own_check:
                 check = f"(\nexport PYTHONDONTWRITEBYTECODE=1\n{run.state.own_check}\n)"
                 obs = run.sandbox.run(check, timeout=CHECK_SECONDS)
@@ -114,10 +128,10 @@ _SED_WRITES_OR_RUNS = re.compile(r"""(?:^|[;{}\n0-9$/'"]|\s-e\s)\s*[wWe](?:\s|$|
 
 
 def _changed(parsed: ParsedReply) -> list[str]:
-    """The files `parsed` changes: its block's, or its `sed -i`'s."""
+    """The files `parsed` changes, as it names them: its block's, or its `sed -i`'s."""
     return [parsed.file_write[0]] if parsed.file_write is not None else sed_targets(parsed.command or "")
 
 
 def _inside(path: str) -> bool:
-    """Whether `path` names a place under where the shell is, not above it or elsewhere."""
+    """Whether `path` names a place below where it is taken from, not above it or elsewhere."""
     return not path.startswith(("/", "~", "-")) and ".." not in path.split("/")

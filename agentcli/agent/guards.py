@@ -17,7 +17,7 @@ from agentcli.agent.edits import overwrite_loss
 from agentcli.agent.pysource import syntax_error
 from agentcli.policies import Policies
 from agentcli.prompts import render
-from agentcli.sandbox.base import Observation, Sandbox
+from agentcli.sandbox.base import Observation, Sandbox, shell_paths
 
 # `git commit` with nothing left to commit: the commit the task wants is made already.
 _COMMIT = re.compile(r"\bgit\b.*\bcommit\b")
@@ -114,9 +114,14 @@ class CommandGuards:
 
     def before_overwrites(self, command: str) -> Overwritten:
         """What each file `command` writes over with `>`, or adds to with `>>`, holds now, for
-        `undo_lossy_overwrites`."""
-        before = {path: (">>", self.read(path)) for path in appended_files(command)}
-        return before | {path: (program, self.read(path)) for path, program in overwrites(command)}
+        `undo_lossy_overwrites`; by its path in the repository (the command's are from where the shell is)."""
+        named = {path: ">>" for path in appended_files(command)} | dict(overwrites(command))
+        found = shell_paths(self.sandbox, list(named)) if named else []
+        return {
+            path: (program, self.read(path))
+            for program, path in zip(named.values(), found, strict=True)
+            if path is not None and path != "."
+        }
 
     def undo_lossy_overwrites(self, command: str, before: Overwritten) -> list[str]:
         """Put back each file a `>` of `command` wrote over and so lost what it held, and each settings
@@ -136,7 +141,7 @@ class CommandGuards:
                 continue
             self.sandbox.write_file(path, old)
             self.policies.fired("lossy-overwrite")
-            emptied = path in command.split(">", 1)[0] and not new.strip()
+            emptied = path.rsplit("/", 1)[-1] in command.split(">", 1)[0] and not new.strip()
             notes.append(
                 render(
                     "notes/overwrite_put_back",

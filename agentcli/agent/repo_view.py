@@ -30,22 +30,29 @@ class RepoView:
         except (OSError, UnicodeDecodeError):
             return None
 
-    def from_shell(self, path: str) -> str:
-        """A file path the model wrote, which is relative to where its shell is, as a path relative to the
-        repository (as written where it leads out of the repository)."""
-        (found,) = shell_paths(self.sandbox, [path])
-        return path if found is None or found == "." else found
+    def from_shell(self, paths: list[str]) -> dict[str, str]:
+        """Paths a shell command names (relative to where the model's shell is) as paths relative to the
+        repository, each by the path as the command names it; those outside the repository left out."""
+        return {
+            path: found
+            for path, found in zip(paths, shell_paths(self.sandbox, paths) if paths else [], strict=True)
+            if found is not None and found != "."
+        }
 
-    def write_command(self, path: str, content: str) -> str:
-        """The command that writes `content` to `path`, relative to the repository, wherever the shell is."""
-        workdir = self.sandbox.workdir.rstrip("/") or "/"
-        at_root = self.sandbox.run("pwd", timeout=10).output.strip() in ("", workdir)
-        where = path if at_root or posixpath.isabs(path) else posixpath.join(workdir, path)
-        return edits.write_command(where, content)
+    def shell_folder(self) -> str | None:
+        """The folder the model's shell is in, relative to the repository ("." at its root); None outside it."""
+        return shell_paths(self.sandbox, ["."])[0]
+
+    def write_command(self, path: str, content: str, shell_folder: str | None = ".") -> str:
+        """The command that writes `content` to `path` (relative to the repository) from the shell's
+        `shell_folder` (`shell_folder()`)."""
+        if shell_folder != "." and not posixpath.isabs(path):
+            path = posixpath.join(self.sandbox.workdir, path)
+        return edits.write_command(path, content)
 
     def run_at_root(self, command: str, timeout: float | None = None) -> Observation:
         """Run `command` in a subshell at the repository root: the model's shell keeps its directory."""
-        return self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {command})", timeout)
+        return self.sandbox.run(f"(cd {shlex.quote(self.sandbox.workdir)} && {command}\n)", timeout)
 
     def listed_files(self, command: str, *, hidden: bool = False) -> list[str]:
         """The files a listing command (`grep -l`, printing `./path` lines) names; hidden paths (.git,
@@ -80,4 +87,4 @@ class RepoView:
             replaced = text.replace(old, new)
         else:
             replaced = "".join(line.replace(old, new, 1) for line in text.splitlines(keepends=True))
-        return self.sandbox.run(self.write_command(path, replaced)).ok
+        return self.sandbox.run(self.write_command(path, replaced, self.shell_folder())).ok

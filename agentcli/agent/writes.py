@@ -19,4 +19,8 @@ def block_write(repo: RepoView, parsed: ParsedReply, begun_in: str | None) -> tu
         # "Look at line 15:" and a one-line block: a quote, not the file's new content.
         shown, lines = len(content.splitlines()), len(before.splitlines())
         return render("refusals/fragment", path=path, shown=shown, lines=lines)
-    return repo.write_command(path, content), [f"{how}.", describe_change(path, before, content)]
+    notes = [f"{how}.", describe_change(path, before, content)]
+    if (folder := repo.shell_folder()) != ".":
+        # A block's path is the repository's, wherever a `cd` left the shell: say so where they differ.
+        notes.append(render("notes/block_from_root", path=path, folder=folder))
+    return repo.write_command(path, content, folder), notes

@@ -371,13 +371,14 @@ def changed_paths(root: Path, checkpoint: Checkpoint) -> list[tuple[str, str]]:
     return pairs
 
 
-def moved_from(root: Path, checkpoint: Checkpoint) -> dict[str, str]:
-    """Each file the task moved (by git's rename detection: under a new path with most of its content),
-    and where it was at the checkpoint."""
+def copied_from(root: Path, checkpoint: Checkpoint) -> dict[str, str]:
+    """Each file the task moved or copied (by git's rename and copy detection: a new path with most of
+    the content of a file at the checkpoint), and that file's path."""
     git = Git(root)
     now = snapshot_tree(git, checkpoint.exclude)
-    out = git.raw("diff-tree", "-r", "-M", "--diff-filter=R", "--name-status", "-z", checkpoint.tree, now)
-    fields = out.split(b"\0")  # R<score>, the old path, the new path
+    found = ("-C", "--find-copies-harder", "--diff-filter=RC")
+    out = git.raw("diff-tree", "-r", *found, "--name-status", "-z", checkpoint.tree, now)
+    fields = out.split(b"\0")  # R<score> or C<score>, the old path, the new path
     moved = {}
     for old, new in zip(fields[1::3], fields[2::3], strict=False):
         with contextlib.suppress(UnicodeDecodeError):

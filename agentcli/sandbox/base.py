@@ -84,7 +84,8 @@ def shell_paths(sandbox: Sandbox, paths: list[str]) -> list[str | None]:
     """`paths`, relative to where the sandbox's shell is, as paths relative to the repository ("." for its
     root); None for one outside it."""
     workdir = sandbox.workdir.rstrip("/") or "/"
-    cwd = sandbox.run("pwd", timeout=10).output.strip() or workdir
+    # `builtin`: the model may have defined a `pwd` of its own; a folder's name may end in a space.
+    cwd = sandbox.run("builtin pwd", timeout=10).output.rstrip("\n") or workdir
     found: list[str | None] = []
     for path in paths:
         full = posixpath.normpath(posixpath.join(cwd, path))

@@ -105,12 +105,17 @@ __ac_save() { # runs in the command's subshell as it exits, so it may drop whate
 __ac_pre() { # $1: command id, $2: 1 to check the syntax first
   __ac_ec=0 __ac_flags='' __ac_reload=''
   # A multi-line command with a syntax error would run up to the error: refuse it whole instead.
-  # (A single line with an error never starts, so it needs no check.) With extglob on, as a command
-  # may turn it on before the lines that use it: it only widens what parses.
-  if [ "$2" = 1 ] && ! bash -O extglob -n "$__ac_ctl/$1.sh" >"$__ac_ctl/$1.out" 2>&1; then
-    : >"$__ac_ctl/$1.syntax"
-    __ac_ec=2
-    return 1
+  # (A single line with an error never starts, so it needs no check.) A command that speaks of extglob
+  # may turn it on before the lines that use it: that one is read with extglob on.
+  if [ "$2" = 1 ]; then
+    local text='' check=(bash -n)
+    builtin read -r -d '' text <"$__ac_ctl/$1.sh"
+    [[ $text == *extglob* ]] && check=(bash -O extglob -n)
+    if ! "${check[@]}" "$__ac_ctl/$1.sh" >"$__ac_ctl/$1.out" 2>&1; then
+      : >"$__ac_ctl/$1.syntax"
+      __ac_ec=2
+      return 1
+    fi
   fi
   : >"$__ac_tmp/state"
 }

@@ -87,7 +87,7 @@ def broken_shell_now(s: TaskState, sandbox: Sandbox | None) -> str | None:
     if s.checkpoint is None or sandbox is None:
         return None
     scripts = []
-    moved: dict[str, str] | None = None
+    copied: dict[str, str] | None = None
     for status, path in cp.changed_paths(s.root, s.checkpoint):
         if status == "D":
             continue
@@ -98,14 +98,16 @@ def broken_shell_now(s: TaskState, sandbox: Sandbox | None) -> str | None:
         if (shell := shell_of(path, head)) is None:
             continue
         was = path
-        if status == "A":  # new, or a script moved (and perhaps changed): judged by where it came from
-            moved = cp.moved_from(s.root, s.checkpoint) if moved is None else moved
-            was = moved.get(path, "")
+        if status == "A":  # new, or a script moved or copied (and perhaps changed): judged by its source
+            copied = cp.copied_from(s.root, s.checkpoint) if copied is None else copied
+            was = copied.get(path, "")
         before = None
         if was:
             before = cp.content_at(s.root, s.checkpoint, was, MAX_PIPED_SCRIPT)
             if before is None:
                 continue  # too big to compare with, or unreadable: whether the task broke it is unknown
+            if status == "A" and shell_of(was, before[:HEAD_BYTES]) is None:
+                before = None  # made from a file that was no script (a text turned into one): new
         scripts.append(Script(path, shell, before))
     return broken_shell(sandbox, scripts)
 

@@ -48,7 +48,7 @@ from agentcli.repo import objects, publish
 from agentcli.repo.git import GitError
 from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
-from agentcli.sandbox.base import Sandbox, shell_paths
+from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.attempts import run_attempts
 from agentcli.session.checks import (
@@ -295,16 +295,10 @@ class Session:
         return verdict
 
     def _ignored(self, paths: list[str]) -> bool:
-        """Whether git on the host ignores one of `paths` (relative to where the sandbox's shell is), with
-        the user's global rules, as the snapshots do (the sandbox's git has another home); True where it
-        cannot tell."""
-        if self.sandbox is None:
-            return True
-        relative = shell_paths(self.sandbox, paths)
-        if None in relative:
-            return True
+        """Whether git on the host ignores one of `paths` (relative to the repository), with the user's
+        global rules, as the snapshots do (the sandbox's git has another home); True where it cannot tell."""
         try:
-            cp.Git(self.root)("check-ignore", "-q", "--", *(path for path in relative if path))
+            cp.Git(self.root)("check-ignore", "-q", "--", *paths)
         except GitError as e:
             return e.status != 1  # 1: none is ignored; anything else: it cannot tell
         return True

@@ -57,6 +57,13 @@ def test_every_here_document_of_a_command_is_judged_apart(tmp_path: Path):
         "python3 - <<EOF\nprint('$x')\nEOF",  # no file written
         "cat > run.sh <<EOF\necho $1\n",  # never ends: bash's own error is the model's to see
         "cat <<<$x > run.sh",
+        "for i in 1 2 3; do\ncat > test_$i.py <<EOF\nprint($i)\nEOF\ndone",  # a generator: meant
+        "for i in 1 2\ndo\ncat > step.sh <<EOF\necho $i\nEOF\ndone",
+        "cat > step.sh <<EOF\necho step $((i+1))\nEOF",  # arithmetic
+        "X=hello; cat > r.sh <<EOF\necho $X $1\nEOF",  # a value the command set for it
+        "echo '#!/bin/sh' > run.sh && cat >> settings.env <<EOF\nDATA_DIR=$PWD/data\nEOF",  # not to run.sh
+        'python3 - > report.md <<EOF\nprint("value: $X")\nEOF',  # fed to a program, not written
+        "cat > gen.sh <<'OUTER'\ncat > out.sh <<EOT\necho $1\nEOT\nOUTER",  # inside a quoted body
     ],
 )
 def test_here_documents_left_as_they_are(command: str):

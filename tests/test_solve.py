@@ -253,7 +253,7 @@ def test_a_blocks_path_is_from_the_repository_root_wherever_the_shell_is(failing
     assert "def sub(a, b)" in (failing_repo / "lib" / "calc.py").read_text()
     assert (failing_repo / "calc.py").read_text() == "NOTE = 1\n" and not (failing_repo / "lib" / "lib").exists()
     notes = [" ".join(e["notes"]) for e in events if e["type"] == "command_started"]
-    assert "not from where your shell is (lib/): this block went to calc.py" in notes[2]
+    assert "This wrote calc.py, from the repository's root (your shell is in lib/)" in notes[2]
 
 
 @pytest.mark.parametrize(
@@ -278,6 +278,32 @@ def test_a_shell_commands_paths_are_from_where_the_shell_is(failing_repo: Path, 
     result, _ = solve_json(failing_repo, "fix add", write_replies(replies))
     assert result.returncode == 0, result.stdout[-2000:]
     assert (failing_repo / "calc.py").read_text() == "def add(a, b):\n    return a - b  # the root's own\n"
+
+
+def test_files_a_shell_command_writes_outside_the_repository_stay_there(failing_repo: Path, write_replies):
+    replies = [
+        "```bash\nmkdir -p ../elsewhere && cd ../elsewhere\n```",
+        "```bash\necho 'x = 1' > scratch.py\necho 'y = 2' >> scratch.py\n```",  # not taken as a block
+        "DONE: wrote it",
+    ]
+    solve_json(failing_repo, "write scratch.py", write_replies(replies))
+    assert (failing_repo.parent / "elsewhere" / "scratch.py").read_text() == "x = 1\ny = 2\n"
+    assert not (failing_repo / "scratch.py").exists()
+
+
+def test_a_file_put_back_after_a_lossy_overwrite_is_named_as_the_command_named_it(failing_repo: Path, write_replies):
+    _calc_in_lib(failing_repo)
+    (failing_repo / "lib" / "notes.txt").write_text("a\nb\nc\nd\n")
+    git(failing_repo, "add", ".")
+    git(failing_repo, "commit", "-qm", "notes")
+    replies = ["```bash\ncd lib\n```", "```bash\necho e > notes.txt\n```", "DONE: noted"]
+    _, events = solve_json(failing_repo, "add e to the notes", write_replies(replies))
+    journal = sessions_dir(failing_repo) / events[-1]["session_id"] / "events.jsonl"
+    prompts = [json.loads(line) for line in journal.read_text().splitlines()]
+    told = [m["content"] for e in prompts if e["type"] == "model_prompt" for m in e["messages"]]
+    put_back = next(text for text in told if "was put back as it was" in text)
+    assert (failing_repo / "lib" / "notes.txt").read_text() == "a\nb\nc\nd\n"
+    assert "echo e >> notes.txt" in put_back and "write lib/notes.txt on a line, then a fenced block" in put_back
 
 
 def test_done_while_a_changed_python_file_no_longer_parses_is_questioned(failing_repo: Path, write_replies):

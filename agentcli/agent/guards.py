@@ -44,7 +44,8 @@ _OFFLINE = re.compile(
 _ECHOED_TEXT = re.compile(r"^\s*(?:echo|printf)(?:\s+-\w+)*\s+[\"'][^\n]*\n", re.MULTILINE)
 # What `overwritten` records of each file a command writes over: the writing program (`>>` for an
 # append), the text before.
-Overwritten = dict[str, tuple[str, str | None]]
+# By path in the repository: the program, the file's text before, its path as the command names it.
+Overwritten = dict[str, tuple[str, str | None, str]]
 
 
 class CommandGuards:
@@ -118,8 +119,8 @@ class CommandGuards:
         named = {path: ">>" for path in appended_files(command)} | dict(overwrites(command))
         found = shell_paths(self.sandbox, list(named)) if named else []
         return {
-            path: (program, self.read(path))
-            for program, path in zip(named.values(), found, strict=True)
+            path: (program, self.read(path), name)
+            for (name, program), path in zip(named.items(), found, strict=True)
             if path is not None and path != "."
         }
 
@@ -127,12 +128,12 @@ class CommandGuards:
         """Put back each file a `>` of `command` wrote over and so lost what it held, and each settings
         file a `>>` gave a second line for a key it sets; a note for each."""
         notes = []
-        for path, (program, old) in before.items():
+        for path, (program, old, name) in before.items():
             new = self.read(path)
             if old is None or new is None:
                 continue
             if program == ">>":
-                if self.policies.on("broken-append") and (broken := _broken_by_append(path, old, new)):
+                if self.policies.on("broken-append") and (broken := _broken_by_append(name, old, new)):
                     self.sandbox.write_file(path, old)
                     notes.append(broken)
                     self.policies.fired("broken-append")
@@ -141,15 +142,17 @@ class CommandGuards:
                 continue
             self.sandbox.write_file(path, old)
             self.policies.fired("lossy-overwrite")
-            emptied = path.rsplit("/", 1)[-1] in command.split(">", 1)[0] and not new.strip()
+            # Told as the command named it: the advice is commands to run from where the shell is.
+            emptied = name in command.split(">", 1)[0] and not new.strip()
             notes.append(
                 render(
                     "notes/overwrite_put_back",
-                    path=path,
+                    path=name,
+                    block_path=path,
                     loss=loss,
                     program=program,
                     emptied_before_read=emptied,
-                    **_line_placement(path, new),
+                    **_line_placement(name, new),
                 )
             )
         return notes

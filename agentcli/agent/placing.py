@@ -40,17 +40,17 @@ class Placer:
             self._code(parsed)
         elif command is not None and (code := echoed_python(command)) is not None:
             self._echoed_code(parsed, code)
-        elif command is not None and (written := echoed_file(command)) is not None:
+        elif command is not None and (written := echoed_file(command)) and (path := self._from_shell(written[0])):
             # The file rewritten one `echo` at a time, from memory: as a block it is spliced instead.
-            parsed.command, parsed.file_write = None, (self._from_shell(written[0]), written[1])
-            parsed.notes.append(render("notes/echo_as_block", path=parsed.file_write[0]))
+            parsed.command, parsed.file_write = None, (path, written[1])
+            parsed.notes.append(render("notes/echo_as_block", path=path))
             self.policies.fired("echo-as-block")
         elif command is not None and (program := echoed_program(command)) is not None:
             self._echoed_program(parsed, *program)
 
-    def _from_shell(self, path: str) -> str:
-        """A file a shell command writes to, by its path in the repository (as named where it is outside)."""
-        return self.repo.from_shell([path]).get(path, path)
+    def _from_shell(self, path: str) -> str | None:
+        """A file a shell command writes to, by its path in the repository; None where it is outside."""
+        return self.repo.from_shell([path]).get(path)
 
     def _asked_python_file(self) -> str | None:
         """The one Python file the task asks to be written, or None (policy `asked-file`: the task's
@@ -94,7 +94,8 @@ class Placer:
         """One `echo "` printing Python code over several lines (its quotes broken by the code's own, or
         going to no file): the code written to the file it names, else to the one Python file the task
         asks for, else to the file that defines its functions; the commands after it run after."""
-        path = self._from_shell(path) if path else path
+        if path and (path := self._from_shell(path)) is None:
+            return  # a file outside the repository: the command runs as it is
         asked = None if path else self._asked_python_file()
         target = path or asked or (home[0] if (home := self.repo.defining_file(code)) else None)
         if target is None:

@@ -376,7 +376,8 @@ def copied_from(root: Path, checkpoint: Checkpoint) -> dict[str, str]:
     the content of a file at the checkpoint), and that file's path."""
     git = Git(root)
     now = snapshot_tree(git, checkpoint.exclude)
-    found = ("-C", "--find-copies-harder", "--diff-filter=RC")
+    # Every file a copy's source (bounded: git gives up on more pairs than -l's square, not guessing).
+    found = ("-C", "--find-copies-harder", "-l1000", "--diff-filter=RC")
     out = git.raw("diff-tree", "-r", *found, "--name-status", "-z", checkpoint.tree, now)
     fields = out.split(b"\0")  # R<score> or C<score>, the old path, the new path
     moved = {}

@@ -85,7 +85,9 @@ def shell_paths(sandbox: Sandbox, paths: list[str]) -> list[str | None]:
     root); None for one outside it."""
     workdir = sandbox.workdir.rstrip("/") or "/"
     # `builtin`: the model may have defined a `pwd` of its own; a folder's name may end in a space.
-    cwd = sandbox.run("builtin pwd", timeout=10).output.rstrip("\n") or workdir
+    cwd = sandbox.run("builtin pwd", timeout=10).output.rstrip("\n")
+    if not cwd:
+        return [None for _ in paths]  # where the shell is cannot be told
     found: list[str | None] = []
     for path in paths:
         full = posixpath.normpath(posixpath.join(cwd, path))

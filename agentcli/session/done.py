@@ -99,6 +99,8 @@ def broken_shell_now(s: TaskState, sandbox: Sandbox | None) -> str | None:
             continue
         was = path
         if status == "A":  # new, or a script moved or copied (and perhaps changed): judged by its source
+            if broken_shell(sandbox, [Script(path, shell, None)]) is None:
+                continue  # it parses: where it came from does not matter (and finding that costs)
             copied = cp.copied_from(s.root, s.checkpoint) if copied is None else copied
             was = copied.get(path, "")
         before = None

@@ -280,6 +280,18 @@ def test_a_shell_commands_paths_are_from_where_the_shell_is(failing_repo: Path, 
     assert (failing_repo / "calc.py").read_text() == "def add(a, b):\n    return a - b  # the root's own\n"
 
 
+def test_a_reply_begun_at_a_failure_after_cd_changes_the_file_that_failed(failing_repo: Path, tmp_path: Path):
+    _calc_in_lib(failing_repo)
+    run = "```bash\npython3 -c \"import calc; calc.add(1, 'x')\"\n```"
+    replies = ["```bash\ncd lib\n```", run, "Again.\n" + run, "    return a + b\n```", "DONE: fixed add"]
+    path = tmp_path / "replies-begun.json"
+    path.write_text(json.dumps({"replies": replies, "continues_replies": True}))
+    _, events = solve_json(failing_repo, "fix add", f"scripted:{path}")
+    assert any(e["type"] == "notice" and "begins with a change to lib/calc.py" in e["message"] for e in events)
+    assert "return a + b" in (failing_repo / "lib" / "calc.py").read_text()
+    assert not (failing_repo / "lib" / "lib").exists() and not (failing_repo / "calc.py").exists()
+
+
 def test_files_a_shell_command_writes_outside_the_repository_stay_there(failing_repo: Path, write_replies):
     replies = [
         "```bash\nmkdir -p ../elsewhere && cd ../elsewhere\n```",

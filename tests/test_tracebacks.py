@@ -39,6 +39,13 @@ def test_code_under_test_wins_over_the_test_file():
     assert failure_location(only_test, "/w", FILES.__contains__) == ("test_pager.py", 9)
 
 
+def test_a_frames_relative_path_is_from_where_the_command_ran():
+    files = {"lib/pager.py", "lib/test_pager.py", "pager.py"}.__contains__
+    assert failure_location(PYTEST_SHORT, "/w", files, "lib") == ("lib/pager.py", 6)
+    assert failure_location(PYTHON_TRACEBACK, "/w", FILES.__contains__, "lib") == ("report/summary.py", 15)
+    assert failure_location(PYTEST_SHORT, "/w", files, None) is None  # run outside the repository
+
+
 def test_shell_errors_and_outputs_without_a_location():
     assert failure_location("backup.sh: line 5: cd: my: No such file\n", "/w", FILES.__contains__) == ("backup.sh", 5)
     assert failure_location("ls: cannot access 'x'\n", "/w", FILES.__contains__) is None

@@ -153,8 +153,8 @@ def shown_output(run: RunContext, ran: Ran, step: int) -> tuple[Observation, lis
     if (repeat := run.recent_outputs.seen(step, ran.command, obs)) is None:
         return obs, []
     run.policies.fired("repeat-output")
-    if (read := read_file(ran.command)) is not None:
-        run.begin_change(*read)
+    if (read := read_file(ran.command)) is not None and (path := run.repo.from_shell([read[0]]).get(read[0])):
+        run.begin_change(path, read[1])  # the path `cat` read, from where the shell is
     return repeat[0], [repeat[1]]
 
 

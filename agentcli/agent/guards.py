@@ -103,7 +103,8 @@ class CommandGuards:
         if found is None:
             return None
         path = found.group(1).removeprefix("./")
-        text = self.read(path)
+        (where,) = shell_paths(self.sandbox, [path])  # the shell named it from where it is
+        text = self.read(where) if where is not None and where != "." else None
         if text is None:
             return None
         line = INTERPRETER_LINES.get("." + path.rsplit(".", 1)[-1]) if "." in path else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import posixpath
 import re
 from collections.abc import Callable
 
@@ -34,8 +35,11 @@ def is_test_file(path: str) -> bool:
     return TEST_FILE.search(path) is not None or _TEST_FOLDER.search(path) is not None
 
 
-def failure_location(output: str, workdir: str, exists: Callable[[str], bool]) -> tuple[str, int] | None:
-    """(path relative to `workdir`, line) of the innermost frame in the repository's own code.
+def failure_location(
+    output: str, workdir: str, exists: Callable[[str], bool], shell_folder: str | None = "."
+) -> tuple[str, int] | None:
+    """(path relative to `workdir`, line) of the innermost frame in the repository's own code; a frame's
+    relative path is from `shell_folder` (where the command ran, relative to `workdir`; None: outside it).
 
     A frame in code under test wins over one in a test file: the assertion is where a failure shows,
     the code it calls is where it comes from.
@@ -43,7 +47,7 @@ def failure_location(output: str, workdir: str, exists: Callable[[str], bool]) -
     frames: list[tuple[str, int]] = []
     for pattern in (_PYTHON_FRAME, _PYTEST_FRAME, _SHELL_FRAME):
         for match in pattern.finditer(output):
-            path = _relative(match.group(1), workdir)
+            path = _relative(match.group(1), workdir, shell_folder)
             if path is not None and exists(path):
                 frames.append((path, int(match.group(2))))
         if frames:
@@ -54,12 +58,14 @@ def failure_location(output: str, workdir: str, exists: Callable[[str], bool]) -
     return (code or frames)[-1]
 
 
-def _relative(path: str, workdir: str) -> str | None:
+def _relative(path: str, workdir: str, shell_folder: str | None) -> str | None:
     prefix = workdir.rstrip("/") + "/"
     if path.startswith(prefix):
         path = path[len(prefix) :]
-    elif path.startswith("/"):
+    elif path.startswith("/") or shell_folder is None:
         return None
+    elif shell_folder != ".":
+        path = posixpath.normpath(posixpath.join(shell_folder, path))
     path = path.removeprefix("./")
     if "site-packages/" in path or path.startswith(("..", "<")):
         return None

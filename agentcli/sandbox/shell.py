@@ -189,6 +189,9 @@ class PersistentShell:
         timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self._count += 1
         cid = f"{self._count:04d}"
+        # Files under this number from before (a killed go's, on resume; or planted) must not add to its
+        # output: the command appends to `.out`, and `.timeout`/`.syntax` mark how it ended.
+        self.channel.forget(self._count)
         self.channel.create(f"{cid}.sh", (command if command.endswith("\n") else command + "\n").encode())
         if self._count > KEPT_OUTPUTS:
             self.channel.forget(self._count - KEPT_OUTPUTS)

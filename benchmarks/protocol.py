@@ -107,6 +107,43 @@ def machines(labels: list[str]) -> str:
     return "\n".join(lines)
 
 
+# A task whose model ran this many times slower than the machine's measure ran beside other load:
+# llama.cpp's threads wait on each other at every layer, so one busy core slows it several times over.
+SLOWED = 2.5
+
+
+def model_pace(result: dict, speed: dict) -> float | None:
+    """How many times longer the model took in a task's run than the machine's measured speed predicts
+    for the tokens it evaluated and wrote (1.2 to 2 on a quiet machine: the grammar, long prompts)."""
+    journal = Path(result.get("trajectory") or "") / "agent.jsonl"
+    if not journal.is_file() or not speed.get("prompt_tok_s") or not speed.get("generation_tok_s"):
+        return None
+    took = expected = 0.0
+    for line in journal.read_text().splitlines():
+        event = json.loads(line) if line.strip() else {}
+        if event.get("type") == "model_replied":
+            took += event["duration"]
+            expected += (event.get("prompt_evaluated") or 0) / speed["prompt_tok_s"]
+            expected += event["completion_tokens"] / speed["generation_tok_s"]
+    return took / expected if expected else None
+
+
+def slowed(label: str) -> str:
+    """The tasks of a label whose model ran `SLOWED` times slower than the machine's measure, or ""."""
+    path = RESULTS / label / "machine.json"
+    speeds = json.loads(path.read_text()) if path.is_file() else []
+    speed = next((s for s in speeds if s.get("host") == socket.gethostname()), speeds[0] if speeds else {})
+    found = []
+    for result_path in sorted((RESULTS / label).glob("*-w*.json")):
+        for result in json.loads(result_path.read_text())["tasks"]:
+            if (pace := model_pace(result, speed)) is not None and pace >= SLOWED:
+                found.append(f"{result_path.stem} {result['task']} {pace:.1f}x")
+    if not found:
+        return ""
+    why = f"the model ran {SLOWED:g}x or more slower than the machine's measure (other load?)"
+    return f"{label}: {why}: " + ", ".join(found)
+
+
 def malformed_replies(result: dict) -> int:
     """Replies of a task's run that held no usable action (a format error; not an objection or refusal)."""
     journal = Path(result.get("trajectory") or "") / "agent.jsonl"
@@ -179,6 +216,7 @@ def main() -> None:
         labels = args.report or found
         print(table(labels))
         print(machines(labels))
+        print("\n".join(filter(None, map(slowed, labels))))
         return
     record_machine(args.label, args.model)
     for split in args.splits:
@@ -186,6 +224,7 @@ def main() -> None:
             run(args.label, split, wording, args)
     print(table([args.label]))
     print(machines([args.label]))
+    print(slowed(args.label))
 
 
 if __name__ == "__main__":

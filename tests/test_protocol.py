@@ -41,6 +41,24 @@ def test_the_machines_speed_is_recorded_once_a_machine_and_printed(tmp_path, mon
     )
 
 
+def test_tasks_whose_model_ran_slower_than_the_machines_measure_are_named(tmp_path, monkeypatch):
+    import json
+    import socket
+
+    monkeypatch.setattr(protocol, "RESULTS", tmp_path)
+    (tmp_path / "run").mkdir()
+    speed = {"host": socket.gethostname(), "prompt_tok_s": 100.0, "generation_tok_s": 10.0}
+    (tmp_path / "run" / "machine.json").write_text(json.dumps([speed]))
+    rows = []
+    for task, seconds in (("quiet", 5.4), ("busy", 9.0)):  # 200 prompt tokens and 10 written: 3 s expected
+        (tmp_path / task).mkdir()
+        reply = {"type": "model_replied", "duration": seconds, "prompt_evaluated": 200, "completion_tokens": 10}
+        (tmp_path / task / "agent.jsonl").write_text(json.dumps(reply) + "\n")
+        rows.append(TaskResult(task=task, status="failed", trajectory=str(tmp_path / task)))
+    write(tmp_path / "run" / "test-w0.json", RunInfo(agent="agentcli"), rows)
+    assert protocol.slowed("run").endswith("(other load?): test-w0 busy 3.0x")
+
+
 def test_the_ablation_reruns_where_a_policy_fired_and_takes_the_baseline_elsewhere(tmp_path, monkeypatch):
     import json
 

@@ -16,8 +16,9 @@ from agentcli.sandbox.base import Observation
 def failure_focus(repo: RepoView, output: str) -> tuple[str, int, str] | None:
     """The repository code a failure in `output` points to: (path, line, the lines shown to the model),
     or None."""
-    exists = lambda path: repo.read(path) is not None  # noqa: E731
-    location = failure_location(output, repo.sandbox.workdir, exists, repo.shell_folder())
+    location = failure_location(
+        output, repo.sandbox.workdir, lambda path: repo.read(path) is not None, repo.shell_folder()
+    )
     if location is None:
         return None
     path, line = location

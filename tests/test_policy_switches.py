@@ -241,6 +241,15 @@ FIRST_STEP_SCENARIOS = [
         {"calc.py": "def double(x):\n    return x\n"},
         lambda events: any(e["type"] == "command_started" and e["step"] == 0 for e in events),
     ),
+    (
+        "first-change",
+        "Make `double` in calc.py return twice its argument.",
+        {"calc.py": "def double(x):\n    return x\n"},
+        lambda events: any(
+            e["type"] == "model_replied" and e["step"] == 1 and e["text"].startswith("calc.py\n```python\ndef double")
+            for e in events
+        ),
+    ),
 ]
 
 

@@ -80,21 +80,22 @@ class RunContext:
             timeout = max(1.0, min(timeout, left / 3))
         return timeout
 
-    def begin_reply(self, start: str, definition_in: str | None = None) -> bool:
-        """Begin the next reply with `start`, where the model can go on from it (see agent.begun);
-        `definition_in`: the file whose one definition `start` begins."""
-        if not getattr(self.model, "continues_replies", False) or not self.policies.on("begun-replies"):
+    def begin_reply(self, start: str, definition_in: str | None = None, policy: str = "begun-replies") -> bool:
+        """Begin the next reply with `start`, where the model can go on from it (see agent.begun) and
+        `policy` is on; `definition_in`: the file whose one definition `start` begins."""
+        if not getattr(self.model, "continues_replies", False) or not self.policies.on(policy):
             return False
         self.state.reply_start, self.state.reply_definition = start, definition_in
-        self.policies.fired("begun-replies")
+        self.policies.fired(policy)
         return True
 
-    def begin_change(self, path: str, line: int | None) -> None:
-        """Begin the next reply with a change to `path` about line `line` (see agent.begun)."""
+    def begin_change(self, path: str, line: int | None, policy: str = "begun-replies") -> None:
+        """Begin the next reply with a change to `path` about line `line` (see agent.begun), where
+        `policy` is on."""
         if (text := self.repo.read(path)) is None:
             return
         if line is None and self.state.shown_definition is not None and self.state.shown_definition[0] == path:
             line = self.state.shown_definition[1]
         start = change_start(path, text, line)
-        if start is not None and self.begin_reply(start.text, path if start.definition else None):
+        if start is not None and self.begin_reply(start.text, path if start.definition else None, policy):
             self.events.emit(Notice(message=f"the reply begins with a change to {path}, for the model to go on"))

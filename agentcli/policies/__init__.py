@@ -61,6 +61,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("echo-as-block", "Code echoed into a file, or sent with no path, is taken as a file write."),
     Policy("asked-file", "Python code echoed to no file goes to the one Python file the task asks for.", True),
     Policy("begun-replies", "The next reply is begun (the change at a shown definition, a bash block) after a hint."),
+    Policy("first-change", "Shown code before its first reply, the model's first reply is begun as a change to it."),
     Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
     Policy("select", "At a step that changes code, the tests choose between candidate replies (--candidates K)."),
     Policy("reply-grammar", "A model that decodes under a grammar writes prose, then one block or DONE, nothing else."),

@@ -15,7 +15,7 @@ from agentcli.repo import mirror
 from agentcli.sandbox.factory import docker_ready
 from agentcli.sandbox.local import bwrap_available
 from agentcli.session.journal import sessions_dir
-from tests.conftest import FIX_REPLIES, git
+from tests.conftest import FIX_REPLIES, committed_repo, git
 
 
 def agentcli(*args: str, cwd: Path, env: dict[str, str | None] | None = None, timeout: float = 120):
@@ -226,6 +226,24 @@ def test_a_block_the_same_as_its_file_is_no_change_to_look_at(failing_repo: Path
     assert objections and "No file in the repository has changed" in objections[0]
     assert result.returncode == 1  # the tests still fail: an honest failure
     assert not any("changed files but showed nothing" in o for o in objections)
+    notes = next(e["notes"] for e in events if e["type"] == "command_started" and e["step"] == 1)
+    assert any("no change (the block is the same as the file)" in n for n in notes), notes
+    assert not any("rewrote" in n for n in notes), notes  # a block that rewrote nothing is not said to
+
+
+def test_a_change_written_back_unchanged_is_not_begun_again(tmp_path: Path):
+    """Begun at the code it was shown, a small model copies it; begun there again, it copies it again."""
+    repo = committed_repo(tmp_path / "repo", {"calc.py": "def double(x):\n    return x\n"})
+    replies = tmp_path / "replies.json"
+    script = ["    return x\n```", "DONE: done.", "```bash\ncat calc.py\n```", "DONE: really."]
+    replies.write_text(json.dumps({"replies": script, "continues_replies": True}))
+    task = "Make `double` in calc.py return twice its argument."
+    result, events = solve_json(repo, task, f"scripted:{replies}")
+    texts = {e["step"]: e["text"] for e in events if e["type"] == "model_replied"}
+    assert texts[1].startswith("calc.py\n```python\ndef double(x):\n"), texts  # the first reply begun
+    assert "No file in the repository has changed" in objections_in(events)[0]
+    assert texts[3] == script[2], texts  # after the copy, the model's own reply: nothing begun
+    assert result.returncode == 1
 
 
 def _calc_in_lib(repo: Path) -> None:

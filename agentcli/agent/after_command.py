@@ -87,7 +87,10 @@ def record(run: RunContext, ran: Ran) -> None:
     elif run.progress().observing_due():
         state.commands_since_plan += 1
     # A block the same as its file changed nothing: there is no change to look at.
-    state.unchecked = only_changes(ran.command) and not _block_changed_nothing(run, ran)
+    copied_back = _block_changed_nothing(run, ran)
+    if copied_back and ran.parsed.file_write is not None:
+        state.copied_back.add(ran.parsed.file_write[0])
+    state.unchecked = only_changes(ran.command) and not copied_back
     state.last_exit_code = 0 if ran.ok else obs.exit_code if not obs.timed_out else 124
     state.last_command = ran.command.strip()
     state.last_failure = "" if ran.ok else failure_summary(obs)

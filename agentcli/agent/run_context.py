@@ -92,7 +92,8 @@ class RunContext:
     def begin_change(self, path: str, line: int | None, policy: str = "begun-replies") -> None:
         """Begin the next reply with a change to `path` about line `line` (see agent.begun), where
         `policy` is on."""
-        if (text := self.repo.read(path)) is None:
+        if path in self.state.copied_back or (text := self.repo.read(path)) is None:
+            # Begun at a file it has written back unchanged, a small model copies it once more.
             return
         if line is None and self.state.shown_definition is not None and self.state.shown_definition[0] == path:
             line = self.state.shown_definition[1]

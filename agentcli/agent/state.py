@@ -49,6 +49,8 @@ class RunState:
     # The file whose one definition the reply was begun with: the block is that definition's change.
     begun_definition_in: str | None = None
     reply_definition: str | None = None  # the same, for the reply begun next
+    # Files a block wrote back just as they were: a change begun there again is copied again.
+    copied_back: set[str] = field(default_factory=set)
     prompt_sent: list[Message] = field(default_factory=list)  # the last prompt journaled
     objected: DoneCheck | None = None  # the check on DONE that objected last
     # The model's own check: the last command it ran that only runs the code (checking.runs_check) and

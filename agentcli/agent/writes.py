@@ -19,7 +19,9 @@ def block_write(repo: RepoView, parsed: ParsedReply, begun_in: str | None) -> tu
         # "Look at line 15:" and a one-line block: a quote, not the file's new content.
         shown, lines = len(content.splitlines()), len(before.splitlines())
         return render("refusals/fragment", path=path, shown=shown, lines=lines)
-    notes = [f"{how}.", describe_change(path, before, content)]
+    # A block the same as its file rewrote nothing: only the change note speaks of it.
+    notes = [f"{how}."] if content != before else []
+    notes.append(describe_change(path, before, content))
     if (folder := repo.shell_folder()) != ".":
         # A block's path is the repository's, wherever a `cd` left the shell: say so where they differ.
         notes.append(render("notes/block_from_root", path=path, folder=folder))

@@ -243,7 +243,7 @@ def test_a_change_written_back_unchanged_is_not_begun_again(tmp_path: Path):
     assert texts[1].startswith("calc.py\n```python\ndef double(x):\n"), texts  # the first reply begun
     assert "No file in the repository has changed" in objections_in(events)[0]
     assert texts[3] == script[2], texts  # after the copy, the model's own reply: nothing begun
-    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
 
 
 def _calc_in_lib(repo: Path) -> None:

@@ -87,10 +87,10 @@ def record(run: RunContext, ran: Ran) -> None:
     elif run.progress().observing_due():
         state.commands_since_plan += 1
     # A block the same as its file changed nothing: there is no change to look at.
-    copied_back = _block_changed_nothing(run, ran)
-    if copied_back and ran.parsed.file_write is not None:
-        state.copied_back.add(ran.parsed.file_write[0])
-    state.unchecked = only_changes(ran.command) and not copied_back
+    copied_back = _written_back_unchanged(run, ran)
+    if copied_back is not None:
+        state.copied_back.add(copied_back)
+    state.unchecked = only_changes(ran.command) and copied_back is None
     state.last_exit_code = 0 if ran.ok else obs.exit_code if not obs.timed_out else 124
     state.last_command = ran.command.strip()
     state.last_failure = "" if ran.ok else failure_summary(obs)
@@ -99,16 +99,16 @@ def record(run: RunContext, ran: Ran) -> None:
         state.own_check = ran.command.strip()
 
 
-def _block_changed_nothing(run: RunContext, ran: Ran) -> bool:
-    """Whether the command was a block's write alone, to a file that holds just what it held before."""
+def _written_back_unchanged(run: RunContext, ran: Ran) -> str | None:
+    """The file, where the command was a block's write alone to a file that holds just what it held before."""
     write = ran.parsed.file_write
     if write is None or ran.block_file_before is None:
-        return False  # no block, or a new file
+        return None  # no block, or a new file
     now = run.repo.read(write[0])
     # Other commands beside the write may have changed other files.
-    if now != ran.block_file_before:
-        return False
-    return ran.command == run.repo.write_command(write[0], now, run.repo.shell_folder())
+    if now != ran.block_file_before or ran.command != run.repo.write_command(write[0], now, run.repo.shell_folder()):
+        return None
+    return write[0]
 
 
 def notes_after(run: RunContext, ran: Ran) -> list[str]:

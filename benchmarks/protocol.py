@@ -112,15 +112,21 @@ def machines(labels: list[str]) -> str:
 SLOWED = 2.5
 
 
+def journal_events(result: dict) -> list[dict]:
+    """The events of a task's run, from its agent journal; none where it left no journal."""
+    journal = Path(result.get("trajectory") or "") / "agent.jsonl"
+    if not journal.is_file():
+        return []
+    return [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+
+
 def model_pace(result: dict, speed: dict) -> float | None:
     """How many times longer the model took in a task's run than the machine's measured speed predicts
     for the tokens it evaluated and wrote (1.2 to 2 on a quiet machine: the grammar, long prompts)."""
-    journal = Path(result.get("trajectory") or "") / "agent.jsonl"
-    if not journal.is_file() or not speed.get("prompt_tok_s") or not speed.get("generation_tok_s"):
+    if not speed.get("prompt_tok_s") or not speed.get("generation_tok_s"):
         return None
     took = expected = 0.0
-    for line in journal.read_text().splitlines():
-        event = json.loads(line) if line.strip() else {}
+    for event in journal_events(result):
         if event.get("type") == "model_replied":
             took += event["duration"]
             expected += (event.get("prompt_evaluated") or 0) / speed["prompt_tok_s"]
@@ -146,11 +152,7 @@ def slowed(label: str) -> str:
 
 def malformed_replies(result: dict) -> int:
     """Replies of a task's run that held no usable action (a format error; not an objection or refusal)."""
-    journal = Path(result.get("trajectory") or "") / "agent.jsonl"
-    if not journal.is_file():
-        return 0
-    events = (json.loads(line) for line in journal.read_text().splitlines() if line.strip())
-    return sum(e.get("type") == "format_error" and not e.get("verdict") for e in events)
+    return sum(e.get("type") == "format_error" and not e.get("verdict") for e in journal_events(result))
 
 
 def figures(paths: list[Path]) -> dict[str, float] | None:

@@ -92,7 +92,7 @@ class Agent:
         parts = [context_text.strip(), *(first_look(ctx, command) for command in first_looks)]
         context = "\n\n".join(p for p in parts if p).rstrip()
         ctx.context.start(system, render("task", task=task.strip(), context=context))
-        if ctx.state.shown_definition is not None and ctx.policies.on("first-change"):
+        if ctx.state.shown_definition is not None:
             # Shown the definition to change, a small model plans to read it and reads it, again and
             # again: the first reply is the change, begun.
             ctx.begin_change(*ctx.state.shown_definition, policy="first-change")

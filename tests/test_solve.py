@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.agent.state import RunState
 from agentcli.repo import mirror
 from agentcli.sandbox.factory import docker_ready
 from agentcli.sandbox.local import bwrap_available
 from agentcli.session.journal import sessions_dir
+from agentcli.session.resume import resume_point
 from tests.conftest import FIX_REPLIES, committed_repo, git
 
 
@@ -244,6 +246,13 @@ def test_a_change_written_back_unchanged_is_not_begun_again(tmp_path: Path):
     assert "No file in the repository has changed" in objections_in(events)[0]
     assert texts[3] == script[2], texts  # after the copy, the model's own reply: nothing begun
     assert "Traceback" not in result.stderr
+    # A run resumed at the step after the copy knows it too: no change is begun there again.
+    journal = sessions_dir(repo) / events[-1]["session_id"] / "events.jsonl"
+    journaled = [json.loads(line) for line in journal.read_text().splitlines()]
+    until = next(i for i, e in enumerate(journaled) if e["type"] == "model_prompt" and e["step"] == 3)
+    state = RunState()
+    state.resume_from(resume_point(journaled[: until + 1]).at)
+    assert state.copied_back == {"calc.py"}
 
 
 def _calc_in_lib(repo: Path) -> None:

@@ -102,6 +102,7 @@ class ModelCalls:
                     "format_errors": state.format_errors,
                     "echoes_in_a_row": state.echoes_in_a_row,
                     "own_check": state.own_check,
+                    "copied_back": sorted(state.copied_back),
                 },
             )
         )

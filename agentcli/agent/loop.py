@@ -111,6 +111,7 @@ class Agent:
     def continue_with(self, task: str) -> Outcome:
         """A follow-up task in the same session: history and sandbox state are kept."""
         self.ctx.state.own_check = ""  # the earlier task's check says nothing of this one
+        self.ctx.state.copied_back = set()  # a file copied back then may be this task's to change
         self.ctx.recent_outputs = RecentOutputs()  # what the earlier task printed may be summarised away
         self.ctx.context.add("user", render("task", task=task.strip(), context=""))
         return self._drive()

@@ -62,5 +62,6 @@ class RunState:
         self.commands_since_plan = int(at.progress.get("commands_since_plan", 0))
         self.echoes_in_a_row = int(at.progress.get("echoes_in_a_row", 0))
         self.own_check = str(at.progress.get("own_check", ""))
+        self.copied_back = {str(path) for path in at.progress.get("copied_back", [])}
         self.earlier_replies = {normalised(text) for text in at.replies}
         self.reply_start = at.prefix

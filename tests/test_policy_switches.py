@@ -8,7 +8,6 @@ each run that it changed records a `policy_fired` event of its name, which a run
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,20 +270,6 @@ def test_first_step_policy_acts_only_when_on(policy, task, files, acted_on, tmp_
         assert fired(events, policy) == on
 
 
-def test_verdict_first_only_when_on(failing_repo: Path, tmp_path: Path, write_replies):
-    """DONE with nothing changed while the tests fail: the tests' objection comes first, then unchanged's."""
-    for on in (True, False):
-        repo = tmp_path / ("on" if on else "off")
-        shutil.copytree(failing_repo, repo)
-        replies = [bash("cat calc.py"), "DONE: done.", "DONE: done, really.", "DONE: sure."]
-        switches = ["--policy", "retries=off"] + ([] if on else ["--policy", "verdict-first=off"])
-        events = _solve_events(repo, "Fix add in calc.py.", replies, write_replies, *switches)
-        objections = [e["verdict"] for e in events if str(e.get("verdict", "")).startswith("objection")]
-        first, second = ("tests", "unchanged") if on else ("unchanged", "tests")
-        assert objections[:2] == [f"objection ({first})", f"objection ({second})"], objections
-        assert fired(events, "verdict-first") == on
-
-
 def test_every_policy_has_a_switch_test():
     from agentcli.policies import BY_NAME
 
@@ -292,5 +277,5 @@ def test_every_policy_has_a_switch_test():
     # test_reply_grammar, test_policies, test_selection, test_solve and test_loop.
     apart = {"retries", "reply-grammar", "tests", "select", "failing-before", "asked-file"}
     covered = {s.policy for s in SCENARIOS} | {s[0] for s in SESSION_SCENARIOS}
-    covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart | {"verdict-first"}
+    covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart
     assert covered == set(BY_NAME)

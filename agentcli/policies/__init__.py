@@ -36,7 +36,6 @@ CATALOG: tuple[Policy, ...] = (
     Policy("shell-syntax", "DONE while a shell script the task created or broke does not parse (`bash -n`)."),
     Policy("empty", "DONE while a file the task created is empty."),
     Policy("tests", "DONE while the repository's tests fail."),
-    Policy("verdict-first", "DONE with no file changed while the tests fail: their failure is told first."),
     Policy(
         "failing-before",
         "Tests that failed before a task that speaks of no tests or failures are not held against its DONE.",

@@ -163,23 +163,3 @@ def repository_checks(state: Callable[[], TaskState]) -> list[DoneCheck]:
         DoneCheck("empty", lambda: empty_new_file(state()), retry_cut=":"),
         DoneCheck("staged", lambda: staged_not_committed(state()), retry_cut=" ("),
     ]
-
-
-def verdict_first(
-    checks: list[DoneCheck], state: Callable[[], TaskState], fired: Callable[[], None]
-) -> list[DoneCheck]:
-    """`checks` with "unchanged" asked after the rest (policy `verdict-first`): told only that no file has
-    changed, a small model writes back the file it was shown; the tests that fail say what is wrong.
-    `fired` is told each time the tests object while no file has changed."""
-
-    def tests_noting(ask: Callable[[], str | None]) -> Callable[[], str | None]:
-        def asked() -> str | None:
-            problem = ask()
-            if problem is not None and nothing_changed(state()) is not None:
-                fired()
-            return problem
-
-        return asked
-
-    ordered = [c for c in checks if c.name != "unchanged"] + [c for c in checks if c.name == "unchanged"]
-    return [c.asking(tests_noting(c.ask)) if c.name == "tests" else c for c in ordered]

@@ -62,7 +62,6 @@ from agentcli.session.done import (
     failing_examples_now,
     failing_tests_now,
     repository_checks,
-    verdict_first,
 )
 from agentcli.session.journal import Journal, new_session_id, sessions_dir
 from agentcli.session.steps import StepMarker
@@ -240,8 +239,6 @@ class Session:
                     retry_cut=" (",
                 ),
             ]
-        if self.policies.on("verdict-first"):
-            checks = verdict_first(checks, self.task_state, lambda: self.policies.fired("verdict-first"))
         agent.ctx.finish_checks = [check.asking(_unless_git_broke(check.ask)) for check in checks]
         return agent
 

@@ -36,6 +36,7 @@ except ModuleNotFoundError:  # Python 3.10
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agentcli.eval.procs import with_lifeline  # noqa: E402
 from agentcli.policies import DEFAULT_PROFILE  # noqa: E402
 from benchmarks.machine_speed import measure  # noqa: E402
 
@@ -78,7 +79,8 @@ def run(label: str, split: str, wording: int, args: argparse.Namespace) -> Path:
     command += ["--candidates", str(args.candidates)] if args.candidates > 1 else []
     env = {**os.environ, "AGENTCLI_CACHE": "0"}
     print(f"== {label}: {split}, wording {wording}", flush=True)
-    done = subprocess.run(command, env=env, check=False)
+    # Killed, the protocol takes its eval with it (which unwinds its running task and closes its sandbox).
+    done = subprocess.run(with_lifeline(command), env=env, check=False)
     if done.returncode != 0:  # e.g. --resume refused results of another configuration under this label
         sys.exit(f"protocol: agentcli eval exited {done.returncode} for {label} {split}-w{wording}")
     return out

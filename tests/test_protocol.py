@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 from agentcli.eval.results import RunInfo, TaskResult, write
 from benchmarks import protocol
 
@@ -87,3 +93,43 @@ def test_the_python_loop_reference_is_timed():
 
     figures = measure("openai/gpt-4o-mini")  # a hosted model: only the interpreter is timed
     assert set(figures) == {"python_loop_s"} and figures["python_loop_s"] > 0
+
+
+def test_a_protocol_killed_outright_takes_its_eval_with_it(tmp_path):
+    """SIGKILL to the protocol (a session's end, an impatient Ctrl-\\) leaves no eval running unseen:
+    its `agentcli eval` is sent SIGTERM and unwinds."""
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps({"replies": ["```bash\nsleep 120\n```", "DONE: slept"]}))
+    script = (
+        "import sys, argparse\nfrom benchmarks import protocol\n"
+        f"protocol.RESULTS = __import__('pathlib').Path({str(tmp_path / 'results')!r})\n"
+        "args = argparse.Namespace(tasks=['fix-off-by-one'], model=sys.argv[1], sandbox='host', timeout=200,\n"
+        "    profile='small-local', policy=[], candidates=1)\n"
+        "protocol.run('killed', 'dev', 0, args)\n"
+    )
+    started = subprocess.Popen([sys.executable, "-c", script, f"scripted:{replies}"], cwd=protocol.ROOT)
+    out = str(tmp_path / "results" / "killed" / "dev-w0.json")
+    deadline = time.monotonic() + 60
+    while not _processes_naming(out) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _processes_naming(out), "the eval never started"
+    time.sleep(3)  # well into the task's `sleep 120`
+    started.kill()
+    started.wait()
+    deadline = time.monotonic() + 40
+    while _processes_naming(out) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _processes_naming(out), "the eval outlived its protocol"
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Live processes (not zombies) whose command line holds `text`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            named = proc.name.isdigit() and text in (proc / "cmdline").read_bytes().decode(errors="replace")
+            if named and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.append(int(proc.name))
+        except (OSError, IndexError):
+            continue
+    return found

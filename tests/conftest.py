@@ -221,3 +221,19 @@ def pytest_configure(config):
 
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def processes_with(text: str) -> list[int]:
+    """Live processes (no zombies, not this one) whose command line mentions `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if text in cmdline and int(entry.name) != os.getpid() and state != "Z":
+            found.append(int(entry.name))
+    return found

@@ -17,6 +17,7 @@ import pytest
 
 from agentcli.sandbox.local import bwrap_available
 from agentcli.session.journal import sessions_dir
+from tests.conftest import processes_with
 
 SUITE = Path(__file__).resolve().parents[1] / "benchmarks" / "tasks"
 # Quick tasks of different kinds: a bug fix, a git chore that commits, file modes, data.
@@ -220,9 +221,9 @@ def test_interrupted_eval_leaves_no_process_behind(tmp_path: Path, backend: str,
     )
     try:
         deadline = time.monotonic() + 60
-        while len(_processes_with(marker)) < 2 and time.monotonic() < deadline:
+        while len(processes_with(marker)) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert len(_processes_with(marker)) >= 2, "both tasks' commands should be running"
+        assert len(processes_with(marker)) >= 2, "both tasks' commands should be running"
         eval_proc.send_signal(signum)
         output, _ = eval_proc.communicate(timeout=60)
     finally:
@@ -230,25 +231,10 @@ def test_interrupted_eval_leaves_no_process_behind(tmp_path: Path, backend: str,
             eval_proc.kill()
     assert eval_proc.returncode == 130, output
     assert "--resume runs them" in output
-    assert _processes_with(marker) == []
+    assert processes_with(marker) == []
     assert set(Path(tempfile.gettempdir()).glob("agentcli-eval-*")) <= workdirs_before  # work dirs removed
     data = json.loads(out.read_text())
     assert data["complete"] is False and data["tasks"] == []  # a half-run task has no result
-
-
-def _processes_with(text: str) -> list[int]:
-    """Processes whose command line mentions `text` (the shell running the scripted command)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline and "pytest" not in cmdline:
-            found.append(int(entry.name))
-    return found
 
 
 def test_bad_input_is_one_line_with_exit_2(tmp_path: Path):

@@ -6,10 +6,10 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from agentcli.eval.results import RunInfo, TaskResult, write
 from benchmarks import protocol
+from tests.conftest import processes_with
 
 
 def test_the_table_reads_eval_results_and_leaves_errors_out(tmp_path, monkeypatch):
@@ -96,7 +96,7 @@ def test_the_python_loop_reference_is_timed():
 
 
 def test_a_protocol_killed_outright_takes_its_eval_with_it(tmp_path):
-    """SIGKILL to the protocol (a session's end, an impatient Ctrl-\\) leaves no eval running unseen:
+    """SIGKILL to the protocol (`kill -9`, a session that ends) leaves no eval running unseen:
     its `agentcli eval` is sent SIGTERM and unwinds."""
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps({"replies": ["```bash\nsleep 120\n```", "DONE: slept"]}))
@@ -110,26 +110,13 @@ def test_a_protocol_killed_outright_takes_its_eval_with_it(tmp_path):
     started = subprocess.Popen([sys.executable, "-c", script, f"scripted:{replies}"], cwd=protocol.ROOT)
     out = str(tmp_path / "results" / "killed" / "dev-w0.json")
     deadline = time.monotonic() + 60
-    while not _processes_naming(out) and time.monotonic() < deadline:
+    while not processes_with(out) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert _processes_naming(out), "the eval never started"
+    assert processes_with(out), "the eval never started"
     time.sleep(3)  # well into the task's `sleep 120`
     started.kill()
     started.wait()
     deadline = time.monotonic() + 40
-    while _processes_naming(out) and time.monotonic() < deadline:
+    while processes_with(out) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert not _processes_naming(out), "the eval outlived its protocol"
-
-
-def _processes_naming(text: str) -> list[int]:
-    """Live processes (not zombies) whose command line holds `text`."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            named = proc.name.isdigit() and text in (proc / "cmdline").read_bytes().decode(errors="replace")
-            if named and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                found.append(int(proc.name))
-        except (OSError, IndexError):
-            continue
-    return found
+    assert not processes_with(out), "the eval outlived its protocol"

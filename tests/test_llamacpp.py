@@ -251,28 +251,3 @@ def test_run_seeds_sample_different_replies(smol_path):
     first = reply(1)
     assert reply(1) == first
     assert any(reply(seed) != first for seed in (2, 3, 4))
-
-
-def test_a_reply_tells_where_it_nearly_went_otherwise(model) -> None:
-    """Each fork is the reply up to a token, then the token the model nearly chose there; going on from
-    one gives a reply that differs, evaluating only the fork's last tokens (the rest is in the cache)."""
-    messages = _chat("Name three colours.")
-    _fresh(model)
-    reply = model.complete(messages, max_tokens=24)
-    assert reply.forks
-    for fork in reply.forks:
-        assert not reply.text.startswith(fork) and fork != reply.text
-    other = model.complete(messages, max_tokens=24, prefix=reply.forks[0])
-    assert other.text.startswith(reply.forks[0]) and other.text != reply.text
-    assert other.usage.prompt_evaluated is not None and other.usage.prompt_evaluated <= 4
-
-
-def test_forks_under_a_grammar_keep_to_it(model) -> None:
-    """A runner-up the grammar rules out is no fork, though greedy decoding left its logit as it was:
-    where the grammar allows one text only, a reply has no forks."""
-    _fresh(model)
-    reply = model.complete(_chat("Is the sky blue?"), max_tokens=24, grammar='root ::= "Yes, it is blue."')
-    assert reply.text == "Yes, it is blue."
-    assert reply.forks == []
-    _fresh(model)
-    assert model.complete(_chat("Is the sky blue?"), max_tokens=24).forks  # without the grammar, there are

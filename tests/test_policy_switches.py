@@ -273,9 +273,9 @@ def test_first_step_policy_acts_only_when_on(policy, task, files, acted_on, tmp_
 def test_every_policy_has_a_switch_test():
     from agentcli.policies import BY_NAME
 
-    # Tested on their own above; reply-grammar, tests, select, failing-before, asked-file and forks in
-    # test_reply_grammar, test_policies, test_selection, test_solve, test_loop and test_forks.
-    apart = {"retries", "reply-grammar", "tests", "select", "failing-before", "asked-file", "forks"}
+    # Tested on their own above; reply-grammar, tests, select, failing-before and asked-file in
+    # test_reply_grammar, test_policies, test_selection, test_solve and test_loop.
+    apart = {"retries", "reply-grammar", "tests", "select", "failing-before", "asked-file"}
     covered = {s.policy for s in SCENARIOS} | {s[0] for s in SESSION_SCENARIOS}
     covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart
     assert covered == set(BY_NAME)

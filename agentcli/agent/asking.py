@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcli.agent.outcome import Stop
-from agentcli.agent.parsing import ParsedReply, action_complete, action_of, normalised, parse_reply, repeating
+from agentcli.agent.parsing import ParsedReply, action_complete, normalised, parse_reply, repeating
 from agentcli.agent.reply_grammar import reply_grammar
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
@@ -19,8 +19,6 @@ from agentcli.models.base import ContextLengthExceeded, Message, Reply
 CONTEXT_RETRIES = 3
 # Characters of reply without any code fence after which generation stops (see ModelCalls.watcher).
 PROSE_LIMIT = 1500
-# Forks of a copied reply continued from, closest calls first, looking for one that acts otherwise.
-FORK_TRIES = 2
 # A reply that starts as our own observations and notes do: the model echoing them back.
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 
@@ -74,28 +72,6 @@ class ModelCalls:
         if _ECHO.match(text):
             return "echoed a note of agentcli's instead of replying"
         return None
-
-    def differently(self, copied: Reply, warmer: float) -> tuple[Reply, float]:
-        """Another reply than `copied`, which repeats an earlier one, and the temperature it was sampled
-        at: where the model tells where the reply nearly went otherwise (`Reply.forks`), continued from
-        its closest calls until one acts otherwise (FORK_TRIES at most; the last is taken); else sampled
-        again at `warmer`."""
-        run, state = self.run, self.run.state
-        forks = [fork for fork in copied.forks if _may_act_otherwise(fork, copied.text)][:FORK_TRIES]
-        if not forks or not run.policies.on("forks"):
-            return self.complete(temperature=warmer), warmer
-        run.policies.fired("forks")
-        for tried, fork in enumerate(forks, 1):
-            state.reply_start = fork
-            reply = self.complete()
-            if tried == len(forks) or not self.repeats(reply_text(reply)):
-                return reply, run.temperature
-            self.account(reply)
-        raise AssertionError("unreachable")
-
-    def repeats(self, text: str) -> bool:
-        """Whether a reply copies an earlier one or does what an earlier one did."""
-        return self.copied(text) is not None or action_of(text) in self.run.state.earlier_actions
 
     def grammar(self) -> str | None:
         """The reply protocol's grammar from where the begun reply leaves off, for a model that decodes
@@ -157,11 +133,3 @@ class ModelCalls:
 def reply_text(reply: Reply) -> str:
     """A reply as it reads in the conversation: a tool call in the text protocol's form."""
     return reply.text if reply.tool_call is None else call_text(reply.tool_call, reply.text)
-
-
-def _may_act_otherwise(fork: str, copied: str) -> bool:
-    """Whether going on from `fork` can act otherwise than `copied`: not where it leaves it inside its DONE
-    line, which finishes whatever its summary says."""
-    at = next((i for i, (a, b) in enumerate(zip(fork, copied, strict=False)) if a != b), min(len(fork), len(copied)))
-    line_start = copied.rfind("\n", 0, at) + 1
-    return not (copied[line_start:at].strip() and copied[line_start:].lstrip().startswith("DONE"))

@@ -800,12 +800,3 @@ def reply_gist(text: str) -> tuple[str | None, bool]:
 def normalised(reply: str) -> str:
     """A reply with its whitespace evened out, to tell whether two replies say the same."""
     return " ".join(reply.split())
-
-
-def action_of(text: str) -> str:
-    """What a reply does, whatever its prose says and however it sums up a DONE: its action, normalised
-    (the whole reply where it has none)."""
-    parsed = parse_reply(text)
-    if parsed.error is not None and parsed.code is None:
-        return normalised(text)
-    return normalised(repr((parsed.finished, parsed.command, parsed.file_write, parsed.code)))

@@ -9,7 +9,7 @@ import time
 from agentcli.agent.asking import ModelCalls, reply_text
 from agentcli.agent.candidates import Candidates
 from agentcli.agent.outcome import Stop
-from agentcli.agent.parsing import ParsedReply, action_of, normalised
+from agentcli.agent.parsing import ParsedReply, normalised
 from agentcli.agent.run_context import RunContext
 from agentcli.events import ModelReplied, ModelStarted, ModelTokens, Notice
 from agentcli.models.base import ModelGaveUp
@@ -26,23 +26,23 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
     started = time.monotonic()
     try:
         asked = time.monotonic()
-        reply, taken = calls.complete(), ctx.temperature
+        reply = calls.complete()
         copied = calls.copied(reply_text(reply)) if ctx.policies.on("resample") else None
         if copied is not None:
             ctx.policies.fired("resample")
             # Greedy decoding that has written a reply before, word for word, is copying itself and
             # would go round the same circle forever; one that echoes our own notes back has nothing
-            # of its own to say. Going on from where it nearly chose otherwise (or one sample at a
-            # higher temperature) breaks it; a DONE that comes back even then is the model insisting,
-            # which the checks judge.
+            # of its own to say. One sample at a higher temperature breaks it; a DONE that comes back
+            # even then is the model insisting, which the checks judge.
             calls.account(reply)
             ctx.events.emit(Notice(message=f"the model {copied}: asking again"))
             asked = time.monotonic()
-            reply, taken = calls.differently(reply, warmer=RESAMPLE_TEMPERATURE)
+            reply = calls.complete(temperature=RESAMPLE_TEMPERATURE)
         text = reply_text(reply)
         parsed = calls.read(reply, text)
         calls.account(reply)  # with candidates, every one's tokens count, the one kept among them
         if candidates.wanted(parsed, reply_seconds=time.monotonic() - asked):
+            taken = RESAMPLE_TEMPERATURE if copied is not None else ctx.temperature
             reply, text, parsed = candidates.choose(step, reply, text, parsed, taken)
     except ModelGaveUp as e:
         raise Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
@@ -51,7 +51,6 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
         state.reply_start, state.reply_definition = "", None
     ctx.outcome.steps = step
     state.earlier_replies.add(normalised(text))
-    state.earlier_actions.add(action_of(text))
     usage = reply.usage
     ctx.events.emit(
         ModelReplied(

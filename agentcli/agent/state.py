@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.outcome import Resumed
-from agentcli.agent.parsing import action_of, normalised
+from agentcli.agent.parsing import normalised
 from agentcli.agent.selection import Verifier
 from agentcli.models.base import Message
 
@@ -41,7 +41,6 @@ class RunState:
     unchecked: bool = False  # the last command changed files and showed nothing of the result
     commands_since_plan: int = 0
     earlier_replies: set[str] = field(default_factory=set)  # every reply so far, normalised
-    earlier_actions: set[str] = field(default_factory=set)  # what each did (agent.asking.action_of)
     told: list[str] = field(default_factory=list)  # what agentcli objected or answered to replies, in order
     echoes_in_a_row: int = 0  # DONE lines copying agentcli's words since the last command
     # The file and first line of the definition the first looks showed, to change.
@@ -65,5 +64,4 @@ class RunState:
         self.own_check = str(at.progress.get("own_check", ""))
         self.copied_back = {str(path) for path in at.progress.get("copied_back", [])}
         self.earlier_replies = {normalised(text) for text in at.replies}
-        self.earlier_actions = {action_of(text) for text in at.replies}
         self.reply_start = at.prefix

@@ -50,9 +50,6 @@ class Reply:
     raw: Any = None
     cached: bool = False  # served from the response cache, not by the model
     tool_call: ToolCall | None = None
-    # Other ways the reply could have gone, closest calls first: the reply up to a token, then the token
-    # the model nearly chose there (see models.forks). Only a model run in-process can tell; [] elsewhere.
-    forks: list[str] = field(default_factory=list)
 
 
 # Called with each streamed piece of text; returning True asks the backend to stop generating.

@@ -398,19 +398,14 @@ class LlamaCppModel:
                 constraint = GrammarFilter(llama_cpp, vocab, grammar)
             except ValueError as exc:
                 raise ModelError(f"{exc} (see its log above)") from exc
-        shaping = [rule.processor(lambda: prefix + stream.text)] if rule is not None else []
-        if constraint is not None:
-            shaping = [constraint.processor(temp != 0)]
-        # Drafted tokens are sampled without the processors: no forks to note then.
-        recorder = None
-        if not self.speculative:
-            from agentcli.models.forks import ForkRecorder
-
-            recorder = ForkRecorder(constraint.allowed if constraint is not None else None)
-        if shaping or recorder is not None:
+        if rule is not None or constraint is not None:
             from llama_cpp import LogitsProcessorList
 
-            processors = LogitsProcessorList([*shaping, *([recorder.processor()] if recorder else [])])
+            processors = LogitsProcessorList(
+                [rule.processor(lambda: prefix + stream.text)]
+                if rule is not None
+                else [constraint.processor(temp != 0)]
+            )
         generator = llama.generate(
             tokens,
             temp=temp,
@@ -463,12 +458,7 @@ class LlamaCppModel:
             "wall_time": time.perf_counter() - started,
             "tokens": {"prompt_ids": list(tokens), "response_ids": response_ids, "logprobs": logprobs},
         }
-        forks = (
-            []
-            if recorder is None
-            else [prefix + f for f in recorder.forks(response_ids, stream.text, llama.detokenize)]
-        )
-        return Reply(text=prefix + stream.text, usage=usage, raw=raw, forks=forks)
+        return Reply(text=prefix + stream.text, usage=usage, raw=raw)
 
     @staticmethod
     def _tokens_to_evaluate(llama: Any, tokens: list[int]) -> int:

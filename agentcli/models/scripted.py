@@ -23,8 +23,7 @@ from agentcli.models.base import (
 class ScriptedModel:
     """Returns the given replies in order, one per call; when they run out the model gives up.
 
-    A reply is text, text with the forks a local model would tell of it (`{"text": "...", "forks": [...]}`,
-    see models.forks), or a tool call `{"tool": NAME, "arguments": {...}, "text": "..."}` for a model
+    A reply is text, or a tool call `{"tool": NAME, "arguments": {...}, "text": "..."}` for a model
     offered tools (`calls_tools`)."""
 
     def __init__(
@@ -67,12 +66,9 @@ class ScriptedModel:
         continues = isinstance(data, dict) and data.get("continues_replies") is True
         calls_tools = isinstance(data, dict) and data.get("calls_tools") is True
         replies = data.get("replies") if isinstance(data, dict) else data
-        if not isinstance(replies, list) or not all(
-            isinstance(r, str) or _is_call(r) or _has_forks(r) for r in replies
-        ):
+        if not isinstance(replies, list) or not all(isinstance(r, str) or _is_call(r) for r in replies):
             raise UsageError(
-                f'{path}: must be a JSON list of replies (strings, {{"text": ..., "forks": [...]}}, or '
-                '{"tool": ..., "arguments": {...}}), '
+                f'{path}: must be a JSON list of replies (strings, or {{"tool": ..., "arguments": {{...}}}}), '
                 'or {"replies": [...]}'
             )
         return cls(replies, name=f"scripted:{path}", continues_replies=continues, calls_tools=calls_tools)
@@ -106,9 +102,6 @@ class ScriptedModel:
         if index >= len(self.replies):
             raise ModelGaveUp("the scripted replies ran out")
         entry = self.replies[index]
-        forks: list[str] = []
-        if _has_forks(entry):
-            entry, forks = str(entry["text"]), [str(fork) for fork in entry["forks"]]
         if isinstance(entry, dict):
             if not (tools and self.calls_tools):
                 raise ModelError("a scripted tool call, but the call offered no tools")
@@ -125,12 +118,8 @@ class ScriptedModel:
         if on_token is not None:
             on_token(text)
         usage = Usage(prompt_tokens=self.count_tokens(messages), completion_tokens=estimate_tokens(text))
-        return Reply(text=text, usage=usage, forks=forks)
+        return Reply(text=text, usage=usage)
 
 
 def _is_call(entry: object) -> bool:
     return isinstance(entry, dict) and isinstance(entry.get("tool"), str) and isinstance(entry.get("arguments"), dict)
-
-
-def _has_forks(entry: object) -> bool:
-    return isinstance(entry, dict) and isinstance(entry.get("text"), str) and isinstance(entry.get("forks"), list)

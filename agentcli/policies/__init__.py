@@ -63,7 +63,6 @@ CATALOG: tuple[Policy, ...] = (
     Policy("begun-replies", "The next reply is begun (the change at a shown definition, a bash block) after a hint."),
     Policy("first-change", "Shown code before its first reply, the model's first reply is begun as a change to it."),
     Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
-    Policy("forks", "A resampled reply goes on from where the copy nearly chose another token, not sampled warmer."),
     Policy("select", "At a step that changes code, the tests choose between candidate replies (--candidates K)."),
     Policy("reply-grammar", "A model that decodes under a grammar writes prose, then one block or DONE, nothing else."),
     # The run as a whole.

@@ -529,6 +529,14 @@ def test_each_observation_names_the_plan_step_due(host):
     assert "DONE: only when the whole task is done and checked" in after[2]  # every step has had its command
 
 
+def test_with_next_step_off_each_observation_asks_for_the_reply_format_only(host):
+    plan = "PLAN:\n1. Look at the file\n2. Change it\n"
+    model = ScriptedModel([plan + "```bash\nls\n```", "DONE: changed"])
+    Agent(model, host, EventBus(), policies=Policies(Policies.every().enabled - {"next-step"})).run("change it")
+    after = model.calls[1][-1]["content"].splitlines()[-1]
+    assert "step 2" not in after and "DONE: only when the whole task is done and checked" in after
+
+
 def test_a_failing_command_completes_a_step_of_looking_but_not_one_of_changing(host):
     plan = "PLAN:\n1. Run the tests\n2. Fix the code\n3. Run the tests again\n"
     replies = [plan + "```bash\nfalse\n```", "Fix.\n```bash\nsed -i s/a/b/ missing.py\n```"]

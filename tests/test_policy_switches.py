@@ -97,6 +97,7 @@ SCENARIOS = [
         "write it",
         [bash('cat > hi.sh <<EOF\necho "hi $1"\nEOF\nbash hi.sh you'), "DONE: wrote hi.sh"],
     ),
+    Scenario("next-step", "make it", ["1. Look.\n2. Make it.\n" + bash("ls"), "DONE: made"]),
     Scenario(
         "begun-replies",
         "fix it",
@@ -150,6 +151,7 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "repeat-output": lambda: "This printed exactly what it printed" in shown,
         "nothing-to-commit": lambda: "git had nothing to commit" in shown,
         "step-done": lambda: "ends the whole task, not one step of it" in told,
+        "next-step": lambda: "[next: step 2 of your plan: Make it]" in shown,
         "server-stop": lambda: "serve.py is a server" in shown,
         "offline-install": lambda: "There is no network here" in shown,
         "literal-heredoc": lambda: (root / "hi.sh").read_text() == 'echo "hi $1"\n',
@@ -188,6 +190,12 @@ SESSION_SCENARIOS = [
         "Make greet.sh greet in French.",
         {"greet.sh": "echo hello\n"},
         "echo 'if true; then' >> greet.sh && cat greet.sh",
+    ),
+    (
+        "data-syntax",
+        "Add a retry count to config.json.",
+        {"config.json": '{"timeout": 5}\n'},
+        """echo '{"retries": 3}' >> config.json""",
     ),
     ("empty", "Add a CONTRIBUTING.md.", {"greet.py": "print('hello')\n"}, "touch CONTRIBUTING.md"),
     ("staged", "Tidy greet.py.", {"greet.py": "print('hello')\n"}, "echo '# tidy' >> greet.py && git add greet.py"),
@@ -273,9 +281,9 @@ def test_first_step_policy_acts_only_when_on(policy, task, files, acted_on, tmp_
 def test_every_policy_has_a_switch_test():
     from agentcli.policies import BY_NAME
 
-    # Tested on their own above; reply-grammar, tests, select, failing-before and asked-file in
-    # test_reply_grammar, test_policies, test_selection, test_solve and test_loop.
-    apart = {"retries", "reply-grammar", "tests", "select", "failing-before", "asked-file"}
+    # Tested on their own above; reply-grammar, tests, select, failing-before, asked-file and changes-shown
+    # in test_reply_grammar, test_policies, test_selection, test_solve, test_loop and test_changes_shown.
+    apart = {"retries", "reply-grammar", "tests", "select", "failing-before", "asked-file", "changes-shown"}
     covered = {s.policy for s in SCENARIOS} | {s[0] for s in SESSION_SCENARIOS}
     covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart
     assert covered == set(BY_NAME)

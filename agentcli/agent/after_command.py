@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from agentcli.agent.begun import read_file
 from agentcli.agent.checking import command_lines, only_changes, runs_check
 from agentcli.agent.edit_notes import sed_report
-from agentcli.agent.edits import sed_targets
+from agentcli.agent.edits import describe_change, sed_targets
 from agentcli.agent.focus import run_focus
 from agentcli.agent.guards import already_done
 from agentcli.agent.observation import finished_event, format_observation
@@ -39,6 +39,7 @@ class Ran:
     edited: dict[str, str | None] = field(default_factory=dict)  # files its `sed` edits, as they were
     overwritten: dict[str, str] = field(default_factory=dict)  # files its `>` overwrites, as they were
     block_file_before: str | None = None  # the file its block writes, as it was (None: no block, or a new file)
+    tree_before: str | None = None  # the work tree's mark before it, where its changes are to be shown
 
 
 def before_command(run: RunContext, ran: Ran) -> None:
@@ -48,6 +49,10 @@ def before_command(run: RunContext, ran: Ran) -> None:
     ran.overwritten = {} if ran.parsed.file_write is not None else run.guards.before_overwrites(ran.command)
     if ran.parsed.file_write is not None:
         ran.block_file_before = run.repo.read(ran.parsed.file_write[0])
+    # A block's write and an in-place `sed` have their own notes of what they changed.
+    changes = run.facts.tree_changes
+    if changes is not None and run.policies.on("changes-shown") and ran.parsed.file_write is None and not ran.edited:
+        ran.tree_before = changes.mark()
 
 
 def settled(run: RunContext, command: str, obs: Observation, server: str | None) -> str | None:
@@ -72,7 +77,8 @@ def observe(run: RunContext, ran: Ran, server: str | None, step: int, notes: lis
     notes = [*notes, *([settled_why] if settled_why else []), *notes_after(run, ran)]
     run.events.emit(finished_event(step, ran.obs))
     shown, repeated = shown_output(run, ran, step)
-    run.context.add("user", format_observation(shown, [*notes, *repeated], run.progress().hint()))
+    hint = run.policies.fired_if("next-step", run.progress().hint()) if run.policies.on("next-step") else ""
+    run.context.add("user", format_observation(shown, [*notes, *repeated], hint))
 
 
 def record(run: RunContext, ran: Ran) -> None:
@@ -120,6 +126,19 @@ def _sed_report(run: RunContext, ran: Ran) -> list[str]:
     return sed_report(run.repo, ran.command, ran.edited) if ran.edited and _obs(ran).ok else []
 
 
+def _changes_shown(run: RunContext, ran: Ran) -> list[str]:
+    """The diff of each text file the command changed (policy `changes-shown`): a redirect, a script or a
+    move changes files as silently as it can, and a small model goes on as if it had done what it meant."""
+    changes = run.facts.tree_changes
+    if ran.tree_before is None or changes is None:
+        return []
+    found = changes.since(ran.tree_before)
+    limit = max(12, 40 // max(1, len(found)))
+    return run.policies.fired_if(
+        "changes-shown", [describe_change(path, before, after, limit) for path, before, after in found]
+    )
+
+
 def _lossy_overwrites(run: RunContext, ran: Ran) -> list[str]:
     return run.guards.undo_lossy_overwrites(ran.command, ran.overwritten)
 
@@ -164,6 +183,7 @@ def shown_output(run: RunContext, ran: Ran, step: int) -> tuple[Observation, lis
 AFTER: tuple[Callable[[RunContext, Ran], list[str]], ...] = (
     _sed_report,
     _lossy_overwrites,
+    _changes_shown,
     _one_line_python,
     _failure_advice,
     _failure_focus,

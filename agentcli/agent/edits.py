@@ -147,15 +147,17 @@ def _merge_by_lines(original: str, new_tree: ast.Module, snippet: str) -> str | 
     return "".join(lines)
 
 
-def describe_change(path: str, before: str | None, after: str, limit: int = 40) -> str:
-    """A short unified diff, so the model sees exactly what its edit did."""
+def describe_change(path: str, before: str | None, after: str | None, limit: int = 40) -> str:
+    """A short unified diff, so the model sees exactly what its edit did (None: no such file)."""
     if before is None:
-        return render("notes/change", path=path, new_file=True, lines=len(after.splitlines()))
+        return render("notes/change", path=path, new_file=True, deleted=False, lines=len((after or "").splitlines()))
+    if after is None:
+        return render("notes/change", path=path, new_file=False, deleted=True)
     diff = list(
         difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{path}", f"b/{path}", n=1, lineterm="")
     )
     more = max(0, len(diff) - limit)
-    return render("notes/change", path=path, new_file=False, diff=diff[:limit], more=more)
+    return render("notes/change", path=path, new_file=False, deleted=False, diff=diff[:limit], more=more)
 
 
 def _covers(old_tree: ast.Module, new_nodes: list[ast.stmt]) -> bool:

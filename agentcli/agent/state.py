@@ -3,14 +3,24 @@ agent's attributes, so the loop's state can be read (and journaled, and reset) i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.outcome import Resumed
 from agentcli.agent.parsing import normalised
 from agentcli.agent.selection import Verifier
 from agentcli.models.base import Message
+
+
+class TreeChanges(Protocol):
+    """Marks of the work tree, and the text files changed since one (repo.tree_changes)."""
+
+    def mark(self) -> str | None: ...
+
+    # (path, text before, text after), None where the file did not exist.
+    def since(self, mark: str) -> Sequence[tuple[str, str | None, str | None]]: ...
 
 
 @dataclass
@@ -23,6 +33,7 @@ class TaskFacts:
     # Whether git ignores one of these paths (relative to where the shell is), as the snapshots that put a
     # change back do; True where that cannot be told: such a change could not be taken back.
     ignored: Callable[[list[str]], bool] = lambda paths: False
+    tree_changes: TreeChanges | None = None  # what a command changed; None where git cannot tell
 
 
 @dataclass

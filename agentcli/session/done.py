@@ -31,6 +31,7 @@ from agentcli.session.checks import (
     shell_of,
     test_command,
 )
+from agentcli.session.data_files import data_parser
 
 Notify = Callable[[str], None]
 # Puts back what the block changes in the work tree (`Session.tree_kept`).
@@ -78,6 +79,25 @@ def broken_python(s: TaskState) -> str | None:
         if (e := syntax_error(text)) is not None:
             shown = excerpt(text, e.lineno or 0)
             return render("objections/broken_python", path=path, error=e.msg, line=e.lineno, shown=shown)
+    return None
+
+
+def broken_data(s: TaskState) -> str | None:
+    """An objection to "done" while a JSON or TOML file the task created or changed does not parse (one
+    that did not parse before the task either, such as JSON with comments, is left alone)."""
+    if s.checkpoint is None:
+        return None
+    for status, path in cp.changed_paths(s.root, s.checkpoint):
+        if status == "D" or (parse := data_parser(path)) is None:
+            continue
+        if (text := untrusted.try_read_text(s.root, path)) is None or (error := parse(text)) is None:
+            continue
+        before = cp.content_at(s.root, s.checkpoint, path, untrusted.TEXT_LIMIT) if status != "A" else None
+        if before is not None and parse(before.decode(errors="replace")) is not None:
+            continue
+        message, line = error
+        kind = "JSON" if path.endswith(".json") else "TOML"
+        return render("objections/broken_data", path=path, kind=kind, error=message, shown=excerpt(text, line))
     return None
 
 
@@ -160,6 +180,7 @@ def repository_checks(state: Callable[[], TaskState]) -> list[DoneCheck]:
     return [
         DoneCheck("unchanged", lambda: nothing_changed(state()), code=True),
         DoneCheck("syntax", lambda: broken_python(state()), retry_cut=" ("),
+        DoneCheck("data-syntax", lambda: broken_data(state()), retry_cut=" ("),
         DoneCheck("empty", lambda: empty_new_file(state()), retry_cut=":"),
         DoneCheck("staged", lambda: staged_not_committed(state()), retry_cut=" ("),
     ]

@@ -48,6 +48,7 @@ from agentcli.repo import objects, publish
 from agentcli.repo.git import GitError
 from agentcli.repo.overview import list_files, repository_overview
 from agentcli.repo.publish import Delivery
+from agentcli.repo.tree_changes import TreeChanges
 from agentcli.sandbox.base import Sandbox
 from agentcli.sandbox.factory import create_sandbox, resolve_backend
 from agentcli.session.attempts import run_attempts
@@ -222,6 +223,8 @@ class Session:
         assert self.sandbox is not None
         agent = _agent(self.model, self.sandbox, self.events, self.settings, approve, self.context, self.policies)
         agent.ctx.tree_kept = self.tree_kept
+        if self.use_git:
+            agent.ctx.facts.tree_changes = TreeChanges(self.root, self._excluded)
         checks = repository_checks(self.task_state)
         if approve is None:  # where commands need the user's approval, none runs unasked
             checks += [
@@ -251,7 +254,11 @@ class Session:
         """A block whose changes to the work tree are put back: for commands agentcli runs on its own."""
         if not self.use_git:
             return contextlib.nullcontext([])
-        return cp.tree_kept(self.root, self._checkpoint.exclude if self._checkpoint else ())
+        return cp.tree_kept(self.root, self._excluded())
+
+    def _excluded(self) -> tuple[str, ...]:
+        """agentcli's own files in the work tree, left out of the task's snapshots."""
+        return self._checkpoint.exclude if self._checkpoint else ()
 
     def task_state(self) -> TaskState:
         """What the checks on "done" know of the task at hand, as it stands now."""
@@ -276,7 +283,11 @@ class Session:
         """An agent for the task, its checks on "done" set up."""
         agent = self.agent()
         agent.ctx.facts = TaskFacts(
-            setup.outputs, verifier=self._verifier(), takes_back=self.use_git, ignored=self._ignored
+            setup.outputs,
+            verifier=self._verifier(),
+            takes_back=self.use_git,
+            ignored=self._ignored,
+            tree_changes=agent.ctx.facts.tree_changes,
         )
         return agent
 

@@ -390,15 +390,7 @@ def copied_from(root: Path, checkpoint: Checkpoint) -> dict[str, str]:
 def content_at(root: Path, checkpoint: Checkpoint, path: str, limit: int) -> bytes | None:
     """A file's content at the checkpoint; None where it had none there, had more than `limit` bytes,
     or cannot be read."""
-    git = Git(root)
-    spec = f"{checkpoint.tree}:{path}"
-    size = git.try_("cat-file", "-s", spec)
-    if size is None or not size.isdigit() or int(size) > limit:
-        return None
-    try:
-        return git.blob(spec)
-    except GitError:
-        return None
+    return Git(root).blob_within(f"{checkpoint.tree}:{path}", limit)
 
 
 def untouched_since(root: Path, checkpoint: Checkpoint) -> bool:

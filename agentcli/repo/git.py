@@ -166,6 +166,17 @@ class Git:
         """A blob's bytes, exactly."""
         return self.raw("cat-file", "blob", sha)
 
+    def blob_within(self, spec: str, limit: int) -> bytes | None:
+        """The bytes of the blob `spec` names (a sha, `tree:path`); None where it names none, or one of
+        more than `limit` bytes (read only after its size is known)."""
+        size = self.try_("cat-file", "-s", spec)
+        if size is None or not size.isdigit() or int(size) > limit:
+            return None
+        try:
+            return self.blob(spec)
+        except GitError:
+            return None
+
     def raw(self, *args: str, input: bytes | None = None) -> bytes:
         """git with bytes in and out (a blob, a pack); GitError when it fails."""
         try:

@@ -74,14 +74,8 @@ def _text(git: Git, blob: str, mode: str, limit: int) -> str | None:
     """The blob's text; None for no blob, no regular file, more than `limit` bytes, or bytes that are no text."""
     if blob == _NO_BLOB or mode not in _FILE_MODES:
         return None
-    size = git.try_("cat-file", "-s", blob)
-    if size is None or not size.isdigit() or int(size) > limit:
-        return None
-    try:
-        data = git.blob(blob)
-    except GitError:
-        return None
-    if b"\0" in data:
+    data = git.blob_within(blob, limit)
+    if data is None or b"\0" in data:
         return None
     try:
         return data.decode()

@@ -73,7 +73,7 @@ class Candidates:
         if paths is None:
             return None
         if parsed.file_write is not None:
-            written = block_write(run.repo, parsed, run.state.reply_definition)
+            written = block_write(run.repo, parsed, run.state.reply_definition, run.policies)
             command = written[0] if isinstance(written, tuple) else None
         else:
             command = repair(parsed.command or "")[0]

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from agentcli.agent.edits import describe_change, new_content, replaces_with_fragment
+from agentcli.agent.imports import completed_imports
 from agentcli.agent.parsing import ParsedReply
 from agentcli.agent.repo_view import RepoView
+from agentcli.policies import Policies
 from agentcli.prompts import render
 
 
-def block_write(repo: RepoView, parsed: ParsedReply, begun_in: str | None) -> tuple[str, list[str]] | str:
+def block_write(
+    repo: RepoView, parsed: ParsedReply, begun_in: str | None, policies: Policies
+) -> tuple[str, list[str]] | str:
     """The command that writes `parsed`'s block to its file and the notes on it, or why it is not written
     (`begun_in`: the file whose one definition the reply was begun with)."""
     assert parsed.file_write is not None
@@ -21,6 +25,9 @@ def block_write(repo: RepoView, parsed: ParsedReply, begun_in: str | None) -> tu
         return render("refusals/fragment", path=path, shown=shown, lines=lines)
     # A block the same as its file rewrote nothing: only the change note speaks of it.
     notes = [f"{how}."] if content != before else []
+    if policies.on("missing-import") and (imported := completed_imports(path, content)) is not None:
+        content, note = imported
+        notes.append(policies.fired_if("missing-import", note))
     notes.append(describe_change(path, before, content))
     if (folder := repo.shell_folder()) != ".":
         # A block's path is the repository's, wherever a `cd` left the shell: say so where they differ.

@@ -46,6 +46,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("staged", "DONE with changes staged and not committed."),
     Policy("echoed-done", "A DONE that only copies agentcli's words is no claim; three in a row end the attempt."),
     Policy("step-done", "A DONE that reports one step of the plan is told the task goes on."),
+    Policy("review", "The first DONE that passes the other checks is answered with the task beside the run's diff."),
     # Before the first reply.
     Policy("named-code", "The function or short file the task names is shown before the first reply.", True),
     # Around the model's commands.
@@ -54,6 +55,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("server-stop", "A server run in the foreground is stopped after a few seconds, as no failure."),
     Policy("offline-install", "After an install found no network, installs are refused."),
     Policy("failure-advice", "The exact way past a script that may not run, or echo quotes that do not close."),
+    Policy("missing-import", "A standard-library module a changed Python file uses and never imports is imported."),
     Policy("literal-heredoc", "A here-document that writes code keeps its `$` and backquotes: its end word is quoted."),
     Policy("nothing-to-commit", "git's 'nothing to commit' is no failure."),
     Policy("repeat-refusal", "The same failing command sent again is not run; a second time the run is stuck."),
@@ -84,11 +86,13 @@ RETIRED = frozenset(
     }
 )  # fmt: skip
 
+# Policies no profile turns on, until measured to pay: `--policy NAME=on` tries one.
+TRIAL = frozenset({"review"})
 # Profiles: which policies a run starts from. `general` keeps what never reads the task's wording.
 PROFILES: dict[str, frozenset[str]] = {
-    "small-local": frozenset(BY_NAME),
-    "hosted": frozenset(BY_NAME),
-    "general": frozenset(p.name for p in CATALOG if not p.reads_task),
+    "small-local": frozenset(BY_NAME) - TRIAL,
+    "hosted": frozenset(BY_NAME) - TRIAL,
+    "general": frozenset(p.name for p in CATALOG if not p.reads_task) - TRIAL,
     "none": frozenset(),
 }
 DEFAULT_PROFILE = "small-local"

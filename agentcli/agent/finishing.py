@@ -9,7 +9,6 @@ import re
 
 from agentcli.agent.checking import check_command
 from agentcli.agent.done_checks import DoneCheck
-from agentcli.agent.edits import describe_change
 from agentcli.agent.first_look import FIRST_LOOK_TIMEOUT
 from agentcli.agent.observation import describe_result
 from agentcli.agent.outcome import Stop
@@ -23,8 +22,6 @@ from agentcli.prompts import render
 ECHO_WORDS = 6
 # Copied DONE lines in a row, with no command between, that end an attempt as stuck.
 MAX_ECHOES_IN_A_ROW = 3
-# Lines of diff the review shows, over all the files the run changed.
-REVIEW_DIFF_LINES = 60
 # A command an objection offers to send as it stands (`echo debug.log >> .gitignore && git add ...`).
 _OFFERED_COMMAND = re.compile(r"```bash\n|`(?:echo|printf|git|chmod|sed|mkdir|mv|cp|bash|python3?) [^`\n]+`")
 
@@ -95,8 +92,6 @@ class Finisher:
             # Raised once, whatever its text holds (it shows the changed file).
             DoneCheck("unchecked", self._unchecked_change, repeat="once"),
             *run.finish_checks,
-            # Last, once: what the others leave to the model's own judgment.
-            DoneCheck("review", self._review, repeat="once"),
         ]
         doubts: dict[str, str] = {}
         for check in checks:
@@ -136,18 +131,3 @@ class Finisher:
         with run.tree_kept():
             obs = run.repo.run_at_root(look, FIRST_LOOK_TIMEOUT)
         return render("objections/unchecked_change", look=look, result=describe_result(obs))
-
-    def _review(self) -> str | None:
-        """The task beside the diff of each file the run changed: a small model that made one change of
-        several says DONE at once, and with the request and the work side by side it can see what is left.
-        Quotes the task as the user wrote it and judges nothing of it."""
-        state, changes = self.run.state, self.run.facts.tree_changes
-        if not state.task or state.start_mark is None or changes is None:
-            return None
-        found = changes.since(state.start_mark)
-        if not found:
-            return None  # nothing changed: the `unchanged` check speaks of that
-        limit = max(12, REVIEW_DIFF_LINES // len(found))
-        # A file the run created is shown as added lines: its content is what the task is compared with.
-        diffs = [describe_change(path, "" if before is None else before, after, limit) for path, before, after in found]
-        return render("objections/review", task=state.task, changes=diffs)

@@ -88,7 +88,6 @@ class Agent:
         ctx = self.ctx
         ctx.recent_outputs = RecentOutputs()
         ctx.state.shown_definition = None
-        self._begin_task(task)
         system = render("system", workdir=ctx.sandbox.workdir)
         parts = [context_text.strip(), *(first_look(ctx, command) for command in first_looks)]
         context = "\n\n".join(p for p in parts if p).rstrip()
@@ -114,15 +113,8 @@ class Agent:
         self.ctx.state.own_check = ""  # the earlier task's check says nothing of this one
         self.ctx.state.copied_back = set()  # a file copied back then may be this task's to change
         self.ctx.recent_outputs = RecentOutputs()  # what the earlier task printed may be summarised away
-        self._begin_task(task)
         self.ctx.context.add("user", render("task", task=task.strip(), context=""))
         return self._drive()
-
-    def _begin_task(self, task: str) -> None:
-        """Note the task and the work tree it starts from, which the review on DONE compares."""
-        state, changes = self.ctx.state, self.ctx.facts.tree_changes
-        state.task = task.strip()
-        state.start_mark = changes.mark() if changes is not None and self.ctx.policies.on("review") else None
 
     def _drive(self, format_errors: int = 0) -> Outcome:
         state, outcome = self.ctx.state, self.ctx.outcome
@@ -200,8 +192,7 @@ class Agent:
         """Tell the model why its reply was not carried out (and the user, in one line)."""
         ctx, state, message = self.ctx, self.ctx.state, rejected.message
         # Our own words, for the echoed-DONE check: the plan the reminder quotes is the model's.
-        # The task a review quotes is the user's words: a DONE that repeats them copies nothing of ours.
-        state.told.append(message.replace(ctx.progress().reminder(), "").replace(state.task, ""))
+        state.told.append(message.replace(ctx.progress().reminder(), ""))
         state.format_errors += 1
         ctx.events.emit(FormatError(step=step, message=message, count=state.format_errors, verdict=rejected.label))
         if state.format_errors >= ctx.limits.max_format_errors:

@@ -67,8 +67,6 @@ class RunState:
     # The model's own check: the last command it ran that only runs the code (checking.runs_check) and
     # failed. Candidate replies are judged by it too (agent.selection); "" for none yet.
     own_check: str = ""
-    task: str = ""  # the task at hand, as the model was given it
-    start_mark: str | None = None  # the work tree when the task began (TreeChanges.mark); None: unknown
 
     def resume_from(self, at: Resumed) -> None:
         """The progress as it was when the resumed step began (ModelPrompt.progress)."""

@@ -46,7 +46,6 @@ CATALOG: tuple[Policy, ...] = (
     Policy("staged", "DONE with changes staged and not committed."),
     Policy("echoed-done", "A DONE that only copies agentcli's words is no claim; three in a row end the attempt."),
     Policy("step-done", "A DONE that reports one step of the plan is told the task goes on."),
-    Policy("review", "The first DONE that passes the other checks is answered with the task beside the run's diff."),
     # Before the first reply.
     Policy("named-code", "The function or short file the task names is shown before the first reply.", True),
     # Around the model's commands.
@@ -82,17 +81,15 @@ RETIRED = frozenset(
         "first-looks", "looks", "unrun", "task-doubt-retries", "outputs", "asked-script", "keep-named",
         "named-deletion", "at-top", "version-history", "env-variable", "data-script", "substitution", "names",
         "raises", "code", "commit", "printed-output", "expectation", "plan", "described-edits",
-        "duplicate-setting", "missing-folders",
+        "duplicate-setting", "missing-folders", "review",
     }
 )  # fmt: skip
 
-# Policies no profile turns on, until measured to pay: `--policy NAME=on` tries one.
-TRIAL = frozenset({"review"})
 # Profiles: which policies a run starts from. `general` keeps what never reads the task's wording.
 PROFILES: dict[str, frozenset[str]] = {
-    "small-local": frozenset(BY_NAME) - TRIAL,
-    "hosted": frozenset(BY_NAME) - TRIAL,
-    "general": frozenset(p.name for p in CATALOG if not p.reads_task) - TRIAL,
+    "small-local": frozenset(BY_NAME),
+    "hosted": frozenset(BY_NAME),
+    "general": frozenset(p.name for p in CATALOG if not p.reads_task),
     "none": frozenset(),
 }
 DEFAULT_PROFILE = "small-local"

@@ -14,7 +14,7 @@ from agentcli.agent.edit_notes import sed_report
 from agentcli.agent.edits import describe_change, sed_targets
 from agentcli.agent.focus import run_focus
 from agentcli.agent.guards import already_done
-from agentcli.agent.imports import completed_imports
+from agentcli.agent.missing_imports import completed_imports
 from agentcli.agent.observation import finished_event, format_observation
 from agentcli.agent.outcome import Stop
 from agentcli.agent.parsing import ParsedReply
@@ -41,7 +41,7 @@ class Ran:
     overwritten: dict[str, str] = field(default_factory=dict)  # files its `>` overwrites, as they were
     block_file_before: str | None = None  # the file its block writes, as it was (None: no block, or a new file)
     tree_before: str | None = None  # the work tree's mark before it, where its changes are to be shown
-    changed: list[str] = field(default_factory=list)  # the text files it changed, where they were shown
+    changed: dict[str, str | None] = field(default_factory=dict)  # files whose changes were shown, as they were
 
 
 def before_command(run: RunContext, ran: Ran) -> None:
@@ -135,7 +135,7 @@ def _changes_shown(run: RunContext, ran: Ran) -> list[str]:
     if ran.tree_before is None or changes is None:
         return []
     found = changes.since(ran.tree_before)
-    ran.changed = [change.path for change in found]
+    ran.changed = {change.path: change.before for change in found}
     limit = max(12, 40 // max(1, len(found)))
     return run.policies.fired_if(
         "changes-shown", [describe_change(path, before, after, limit) for path, before, after in found]
@@ -143,16 +143,21 @@ def _changes_shown(run: RunContext, ran: Ran) -> list[str]:
 
 
 def _missing_imports(run: RunContext, ran: Ran) -> list[str]:
-    """The standard-library imports a Python file the command changed lacks, added (policy
-    `missing-import`; a block's write gets them before it is written)."""
-    if not run.policies.on("missing-import"):
+    """The standard-library imports that a Python file the command changed lacks since, added (policy
+    `missing-import`; a block's write gets them before it is written). The files are its `sed` targets and
+    those `_changes_shown`, which runs first, found. Where the user approves each command, none is
+    written that they did not see."""
+    if not run.policies.on("missing-import") or run.asks_approval:
         return []
     notes = []
-    for path in dict.fromkeys([*ran.edited, *ran.changed]):
-        if (text := run.repo.read(path)) is None or (imported := completed_imports(path, text)) is None:
+    for path, before in {**ran.changed, **ran.edited}.items():
+        text = run.repo.read(path)
+        if text is None or (imported := completed_imports(path, text, before)) is None:
             continue
-        if run.repo.run_at_root(run.repo.write_command(path, imported[0])).ok:
-            notes.append(run.policies.fired_if("missing-import", imported[1]))
+        if run.repo.run_at_root(run.repo.write_command(path, imported.text)).ok:
+            notes.append(run.policies.fired_if("missing-import", imported.note))
+            # The output above came before the import: the same command may run again.
+            run.state.last_failure = ""
     return notes
 
 

@@ -73,8 +73,9 @@ class Candidates:
         if paths is None:
             return None
         if parsed.file_write is not None:
-            written = block_write(run.repo, parsed, run.state.reply_definition, run.policies)
-            command = written[0] if isinstance(written, tuple) else None
+            # Made as the loop would make it, imports included, and no policy fires for a change tried.
+            written = block_write(run.repo, parsed, run.state.reply_definition, run.policies.on("missing-import"))
+            command = None if isinstance(written, str) else written.command
         else:
             command = repair(parsed.command or "")[0]
             if _SED_WRITES_OR_RUNS.search(command):

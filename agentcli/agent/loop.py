@@ -75,6 +75,7 @@ class Agent:
             placer=Placer(repo, policies, lambda: self.ctx.facts.asked_files),
             tree_kept=tree_kept or (lambda: contextlib.nullcontext([])),
             finish_checks=list(finish_checks or []),
+            asks_approval=approve is not None,
         )  # fmt: skip
         self.stuck = stuck or StuckDetector()
         self.approve = approve

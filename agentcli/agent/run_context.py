@@ -48,6 +48,7 @@ class RunContext:
     finish_checks: list[DoneCheck] = field(default_factory=list)
     recent_outputs: RecentOutputs = field(default_factory=RecentOutputs)
     temperature: float | None = None  # sampling temperature for every reply; None: the model's own
+    asks_approval: bool = False  # the user approves each command: agentcli writes nothing on its own
 
     def progress(self) -> PlanProgress:
         return PlanProgress(self.outcome.plan, self.state.commands_since_plan)

@@ -25,12 +25,14 @@ def command_to_run(run: RunContext, parsed: ParsedReply) -> tuple[str, list[str]
         run.policies.fired("literal-heredoc")
         command, notes = quoted[0], [*notes, render("notes/literal_heredoc", files=quoted[1])]
     if parsed.file_write is not None:
-        written = block_write(run.repo, parsed, state.begun_definition_in, run.policies)
+        written = block_write(run.repo, parsed, state.begun_definition_in, run.policies.on("missing-import"))
         if isinstance(written, str):
             raise Refused(written, "fragment")
+        if written.imported:
+            run.policies.fired("missing-import")
         # A command sent beside the edit (the tests, usually) runs right after it.
-        command = written[0] + (f"\n{command}" if command.strip() else "")
-        notes = [*written[1], *notes]
+        command = written.command + (f"\n{command}" if command.strip() else "")
+        notes = [*written.notes, *notes]
     refusal = run.guards.refusal(command)
     if refusal is not None:
         raise Refused(refusal)

@@ -84,7 +84,11 @@ def test_only_what_the_change_left_missing_is_added():
 @pytest.mark.parametrize("backend", SANDBOXES)
 def test_a_block_and_a_sed_that_use_os_get_its_import(tmp_path: Path, write_replies, backend):
     repo = committed_repo(tmp_path / "repo", {"server.py": SERVER, "tool.py": "x = 1\n"})
+    # A file outside the repository that a link the model makes points to: never read or written through it.
+    outside = tmp_path / "outside.py"
+    outside.write_text("x = os.sep\n")
     replies = [
+        f"```bash\nln -s {outside} lib.py\n```",
         "server.py\n```python\nPORT = int(os.getenv('PORT', 8000))\n```",
         "```bash\nsed -i 's/x = 1/x = sys.argv[1:]/' tool.py\n```",
         "```bash\nPORT=9 python3 -c 'import server; print(server.PORT)' && python3 tool.py\n```",
@@ -94,6 +98,7 @@ def test_a_block_and_a_sed_that_use_os_get_its_import(tmp_path: Path, write_repl
     assert events[-1]["status"] == "finished"
     assert (repo / "server.py").read_text().startswith(HEAD + "import os\n")
     assert (repo / "tool.py").read_text() == "import sys\nx = sys.argv[1:]\n"
+    assert outside.read_text() == "x = os.sep\n"
     messages = told(repo, events)
     assert any("added `import os` to server.py" in m and "+import os" in m for m in messages)
     assert any("added `import sys` to tool.py" in m for m in messages)

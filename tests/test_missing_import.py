@@ -62,6 +62,12 @@ def test_imports_go_after_the_first_imports_else_the_docstring_else_the_top():
     code = "import sys\nsys.path.insert(0, os.sep)\nimport lib\n"
     assert with_imports(code, ["os"]) == "import sys\nimport os\nsys.path.insert(0, os.sep)\nimport lib\n"
     assert with_imports("import re", ["os"]) == "import re\nimport os\n"
+    # Code on the imports' last line would run before an import placed after it.
+    assert with_imports("import re; x = os.sep\n", ["os"]) == "import os\nimport re; x = os.sep\n"
+    assert with_imports('"""Doc."""\nimport re\nimport sys; x = os.sep\n', ["os"]) == (
+        '"""Doc."""\nimport os\nimport re\nimport sys; x = os.sep\n'
+    )
+    assert with_imports("from __future__ import annotations; x = os.sep\n", ["os"]) is None  # future first
     # A form feed is no line end to Python: the import still goes after the docstring, not into it.
     doc = '"""Doc.\x0c\nmore."""\n'
     assert with_imports(doc + "x = os.sep\n", ["os"]) == doc + "import os\nx = os.sep\n"

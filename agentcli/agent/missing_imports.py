@@ -64,9 +64,9 @@ def missing_modules(text: str) -> list[str]:
 
 
 def with_imports(text: str, modules: list[str]) -> str | None:
-    """`text` with `import M` for each of `modules` after the imports that open it (else after its
-    docstring, else below a `#!` line and an encoding cookie); None where the result would not parse or
-    would still lack one of them."""
+    """`text` with `import M` for each of `modules` after the imports that open it (before them where
+    code shares their last line; else after its docstring, else below a `#!` line and an encoding
+    cookie); None where the result would not compile or would still lack one of them."""
     tree = parse(text)
     if tree is None or not modules:
         return None
@@ -77,8 +77,11 @@ def with_imports(text: str, modules: list[str]) -> str | None:
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         at = body.pop(0).end_lineno or 0
     # The first run of imports: one further down may come after code that already needs the module.
+    before_imports = at
     for node in body:
         if not isinstance(node, ast.Import | ast.ImportFrom):
+            if node.lineno <= at:  # `import re; x = os.sep`: the code shares the imports' last line
+                at = before_imports
             break
         at = node.end_lineno or at
     if at == 0:
@@ -90,7 +93,16 @@ def with_imports(text: str, modules: list[str]) -> str | None:
         lines[-1] += end
         lines.append("")
     new = "\n".join(lines[:at] + added + lines[at:])
-    return new if parse(new) is not None and not set(modules) & set(missing_modules(new)) else None
+    return new if _compiles(new) and not set(modules) & set(missing_modules(new)) else None
+
+
+def _compiles(text: str) -> bool:
+    """Whether Python compiles `text`: more than a parse, it puts `from __future__` imports first."""
+    try:
+        compile(text, "<changed file>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def completed_imports(path: str, text: str, before: str | None) -> Completed | None:

@@ -74,7 +74,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),
 )
 BY_NAME = {policy.name: policy for policy in CATALOG}
-# Policies deleted because they added nothing where measured (docs/eval.md): switching one off is
+# Policies deleted because they added nothing where measured (docs/measurements.md): switching one off is
 # accepted and changes nothing, so configurations and scripts written for them keep working.
 RETIRED = frozenset(
     {
@@ -146,7 +146,7 @@ class Policies:
             if name in RETIRED and state == "off":
                 continue
             if name in RETIRED:
-                raise UsageError(f"policy {name!r} was removed: it added nothing where measured (docs/eval.md)")
+                raise UsageError(f"policy {name!r} was removed: it added nothing where measured (docs/measurements.md)")
             if name not in BY_NAME:
                 raise UsageError(f"unknown policy {name!r} (see `agentcli policies`)")
             (enabled.add if state == "on" else enabled.discard)(name)
@@ -175,8 +175,8 @@ def catalogue_markdown() -> str:
         "tasks nobody tuned them for. Each time a policy changes what a run does, the journal records a",
         "`policy_fired` event with its name.",
         "",
-        "Policies removed because they added nothing where measured ([eval](eval.md)) may still be switched",
-        f"off, to no effect: {', '.join(f'`{name}`' for name in sorted(RETIRED))}.",
+        "Policies removed because they added nothing where measured ([measurements](measurements.md)) may still",
+        f"be switched off, to no effect: {', '.join(f'`{name}`' for name in sorted(RETIRED))}.",
         "",
         "| policy | reads the task | why |",
         "|---|---|---|",

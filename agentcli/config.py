@@ -101,6 +101,7 @@ class Settings:
     cache_max_mb: int = 256  # the response cache's size cap; the least recently used replies go first
     n_ctx: int = 8192  # llama.cpp context cap
     n_threads: int = 0  # llama.cpp threads; 0: the physical cores
+    speculative: bool = True  # llama.cpp: greedy replies draft tokens from the conversation, checked in one batch
     # LiteLLM models: the actions offered as native tools ("on", "off"; "auto": where LiteLLM knows the
     # model calls functions). A reply in text is read as before either way.
     tool_calls: str = "auto"

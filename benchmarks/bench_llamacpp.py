@@ -5,8 +5,8 @@
     served from the KV cache, and step latency and generation speed against the raw library
     (`Llama.create_chat_completion` on a fresh cache) at sampled steps.
 (b) The same session through `python -m llama_cpp.server` driven by LiteLLM, side by side.
-(c) Speculative decoding by prompt lookup, off vs on: a reply that rewrites a 30-line file it just
-    read, and a short command reply.
+(c) Speculative decoding (drafts from the conversation, agentcli's own), off vs on under the reply
+    grammar: a reply that rewrites a 30-line file it just read, and a short command reply.
 (d) Decode speed under the reply grammar (agent/reply_grammar.py) against the same backend without it
     (the empty-block rule on, as runs without the grammar have it) and the raw library, alternating.
 
@@ -420,11 +420,13 @@ SCENARIOS: dict[str, tuple[list[Message], int]] = {
 
 
 def speculative(args: argparse.Namespace) -> None:
+    from agentcli.agent.reply_grammar import reply_grammar
     from agentcli.models.llamacpp import load_local_model
 
     print()
-    print("speculative decoding (prompt lookup, 10 draft tokens), fresh cache per run, runs alternate off/on:")
-    results: dict[tuple[str, bool], list[tuple[float, float, float, int]]] = {}
+    print("speculative decoding (drafts from the conversation, checked in one batch), fresh cache per run,")
+    print("runs alternate off/on, each under the reply grammar as the agent decodes:")
+    results: dict[tuple[str, bool], list[tuple[float, float, float, int, str, dict]]] = {}
     for _round in range(args.spec_rounds):
         for spec in (False, True):
             model = load_local_model(args.model, n_ctx=args.n_ctx, n_threads=args.threads, speculative=spec)
@@ -432,7 +434,7 @@ def speculative(args: argparse.Namespace) -> None:
             for name, (messages, max_tokens) in SCENARIOS.items():
                 llama.reset()
                 started = time.perf_counter()
-                out = model.complete(messages, max_tokens=max_tokens)
+                out = model.complete(messages, max_tokens=max_tokens, grammar=reply_grammar())
                 latency = time.perf_counter() - started
                 results.setdefault((name, spec), []).append(
                     (
@@ -440,15 +442,20 @@ def speculative(args: argparse.Namespace) -> None:
                         out.usage.time_to_first_token or 0.0,
                         out.usage.tokens_per_second or 0.0,
                         out.usage.completion_tokens,
+                        out.text,
+                        out.raw.get("drafted_tokens") or {},
                     )
                 )
     for name in SCENARIOS:
         off, on = results[(name, False)], results[(name, True)]
         lat_off, lat_on = _median([r[0] for r in off]), _median([r[0] for r in on])
+        same = all(r[4] == off[0][4] for r in off + on)
+        drafts = on[0][5]
         print(
             f"  {name}: {off[0][3]} tokens; latency {lat_off:.2f} s off vs {lat_on:.2f} s on (x{lat_off / lat_on:.2f});"
             f" prompt {_median([r[1] for r in off]):.2f} vs {_median([r[1] for r in on]):.2f} s;"
-            f" gen {_median([r[2] for r in off]):.1f} vs {_median([r[2] for r in on]):.1f} tok/s"
+            f" gen {_median([r[2] for r in off]):.1f} vs {_median([r[2] for r in on]):.1f} tok/s;"
+            f" drafted {drafts.get('drafted', 0)}, taken {drafts.get('accepted', 0)}; same replies: {same}"
         )
 
 

@@ -205,23 +205,6 @@ def test_a_reply_goes_on_from_the_prefix_it_is_given(model) -> None:
     assert not reply.text[len(prefix) :].lstrip().startswith("def add_numbers")  # went on, not over
 
 
-def test_speculative_decoding_gives_the_same_greedy_reply(smol_path: Path) -> None:
-    from agentcli.models.llamacpp import load_local_model, unload
-
-    text = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n"
-    messages = _chat(f"Repeat this code exactly:\n{text}")
-    plain = load_local_model(SMOL, n_ctx=1024)
-    _fresh(plain)
-    expected = plain.complete(messages, max_tokens=40)
-    drafted = load_local_model(SMOL, n_ctx=1024, speculative=True)
-    try:
-        reply = drafted.complete(messages, max_tokens=40)
-    finally:
-        unload()
-    assert reply.text == expected.text
-    assert reply.usage.completion_tokens == expected.usage.completion_tokens
-
-
 def test_the_empty_block_rule_reads_the_real_vocabulary(model) -> None:
     from agentcli.models.nonempty_blocks import BlockState
 

@@ -21,12 +21,13 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import ComponentUnavailable, UsageError
+from agentcli.models import lookup_decoding
 from agentcli.models.base import ContextLengthExceeded, Message, ModelError, Reply, StreamCallback, Usage
 from agentcli.models.cpu_kernels import extra_buffers_safe, without_extra_buffers
 from agentcli.models.gguf import GGUFError, GGUFInfo, read_gguf
@@ -36,9 +37,6 @@ if TYPE_CHECKING:  # numpy comes with llama-cpp-python: imported only once a mod
 
 DEFAULT_N_CTX = 8192
 DEFAULT_MAX_TOKENS = 1024
-# Prompt lookup: how many tokens to draft from an earlier occurrence of the last n-gram.
-_DRAFT_TOKENS = 10
-_DRAFT_NGRAM = 2
 
 
 def _llama_cpp() -> Any:
@@ -167,13 +165,8 @@ def _engine_for(key: tuple[Any, ...]) -> _Engine:
         if _ENGINE is not None:
             _ENGINE.llama.close()
             _ENGINE = None
-        path, n_ctx, n_threads, n_gpu_layers, speculative = key
+        path, n_ctx, n_threads, n_gpu_layers = key
         llama_cpp = _llama_cpp()
-        draft = None
-        if speculative:
-            from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-
-            draft = LlamaPromptLookupDecoding(max_ngram_size=_DRAFT_NGRAM, num_pred_tokens=_DRAFT_TOKENS)
         # Without extra buffer types where llama.cpp's AMX kernels crash on this CPU (see cpu_kernels).
         safe = extra_buffers_safe(llama_cpp, path)
         try:
@@ -184,10 +177,6 @@ def _engine_for(key: tuple[Any, ...]) -> _Engine:
                     n_threads=n_threads,
                     n_threads_batch=n_threads,
                     n_gpu_layers=n_gpu_layers,
-                    draft_model=draft,
-                    # Drafting needs logits at every position; without this flag the library sizes its
-                    # logits buffer for one batch and fails once the context passes n_batch tokens.
-                    logits_all=speculative,
                     verbose=False,
                 )
         except (ValueError, RuntimeError, OSError) as exc:
@@ -237,8 +226,10 @@ class LlamaCppModel:
     ) -> None:
         """Read the header and check memory now; the weights load on first use (or `load()`).
 
+        `speculative`: greedy replies draft tokens from the conversation and check them in one batch
+        (see `lookup_decoding`); the same replies, sooner where they copy what the conversation holds.
         `nonempty_blocks`: a fenced code block the model opens cannot be closed or left before it holds
-        something (see `nonempty_blocks`); not with `speculative` decoding."""
+        something (see `nonempty_blocks`)."""
         if importlib.util.find_spec("llama_cpp") is None:
             raise ComponentUnavailable(
                 "llama-cpp-python is not installed; install it with `pip install 'agentcli[local]'`"
@@ -263,20 +254,12 @@ class LlamaCppModel:
         self._parked: _Parked | None = None
         self._formatter: Any = None
         self.continues_replies = True
-        # Drafted tokens are sampled outside the grammar's sampler: no grammar with speculative decoding.
-        self.constrains_replies = not speculative
+        self.constrains_replies = True
         self.calls_tools = False  # the grammar shapes its replies instead
         if check_memory and self.n_gpu_layers == 0:
             from agentcli.models.store import check_memory as check
 
-            check(self.header, self.n_ctx, extra=self._speculative_scores_bytes())
-
-    def _speculative_scores_bytes(self) -> int:
-        # Drafting makes llama-cpp-python keep logits for every position: n_ctx x vocab floats.
-        if not self.speculative:
-            return 0
-        vocab = self.header.skipped_arrays.get("tokenizer.ggml.tokens", 0)
-        return self.n_ctx * vocab * 4
+            check(self.header, self.n_ctx)
 
     @property
     def context_window(self) -> int:
@@ -284,7 +267,7 @@ class LlamaCppModel:
 
     @property
     def _key(self) -> tuple[Any, ...]:
-        return (str(self.path), self.n_ctx, self.n_threads, self.n_gpu_layers, self.speculative)
+        return (str(self.path), self.n_ctx, self.n_threads, self.n_gpu_layers)
 
     def load(self) -> Any:
         """Load the weights now (if not already shared) and return the `Llama` object."""
@@ -342,11 +325,8 @@ class LlamaCppModel:
         with engine.lock:
             engine.acquire(self)
             constraint = grammar if grammar and self.constrains_replies else None
-            # Drafted tokens are sampled before the text they follow is known here: no rule then. A
-            # grammar states its own rule for blocks.
-            rule = None
-            if self.nonempty_blocks and not self.speculative and constraint is None:
-                rule = engine.nonempty_blocks
+            # A grammar states its own rule for blocks.
+            rule = engine.nonempty_blocks if self.nonempty_blocks and constraint is None else None
             return self._complete(
                 engine.llama, messages, max_tokens, on_token, stop, temperature, rule, prefix, constraint
             )
@@ -371,9 +351,10 @@ class LlamaCppModel:
                 f"the prompt is {len(tokens)} tokens; {self.name} runs with a {self.n_ctx}-token context"
             )
         budget = min(max_tokens or self.max_tokens, self.n_ctx - len(tokens))
-        evaluated = self._tokens_to_evaluate(llama, tokens)
-        stops = tuple(s for s in (*self.stop, *(stop or ())) if s)
         temp = self.temperature if temperature is None else temperature
+        drafting = self.speculative and temp == 0
+        evaluated = lookup_decoding.evaluated(llama, tokens) if drafting else self._tokens_to_evaluate(llama, tokens)
+        stops = tuple(s for s in (*self.stop, *(stop or ())) if s)
         if temp > 0:
             llama.set_seed(_sampling_seed(tokens, self.seed))
         vocab = llama._model.vocab
@@ -383,9 +364,10 @@ class LlamaCppModel:
         stream = _StopFilter(stops, on_token)
         generated = 0
         # What a trainer needs, token-exact: the ids sampled and the log-probability of each under the
-        # model's own distribution (its raw logits; not known for drafted tokens).
+        # model's own distribution (its raw logits).
         response_ids: list[int] = []
-        logprobs: list[float] | None = None if self.speculative else []
+        logprobs: list[float] = []
+        drafts: dict[str, int] = {}
         first: float | None = None
         last = started
         finish = "length"
@@ -406,24 +388,29 @@ class LlamaCppModel:
                 if rule is not None
                 else [constraint.processor(temp != 0)]
             )
-        generator = llama.generate(
-            tokens,
-            temp=temp,
-            top_k=40,
-            top_p=self.top_p,
-            min_p=0.05,
-            repeat_penalty=1.0,
-            reset=True,
-            logits_processor=processors,
-        )
+        if drafting:
+            generator = lookup_decoding.decode(llama, tokens, _greedy(processors), drafts)
+        else:
+            generator = _with_logits(
+                llama,
+                llama.generate(
+                    tokens,
+                    temp=temp,
+                    top_k=40,
+                    top_p=self.top_p,
+                    min_p=0.05,
+                    repeat_penalty=1.0,
+                    reset=True,
+                    logits_processor=processors,
+                ),
+            )
         try:
-            for token in generator:
+            for token, logits in generator:
                 last = time.perf_counter()
                 if first is None:
                     first = last
                 response_ids.append(int(token))
-                if logprobs is not None:
-                    logprobs.append(_logprob(llama, token))
+                logprobs.append(_logprob(logits, token))
                 if llama_cpp.llama_vocab_is_eog(vocab, token):
                     finish = "stop"
                     break
@@ -455,6 +442,7 @@ class LlamaCppModel:
         raw = {
             "finish_reason": finish,
             "grammar_full_checks": constraint.full_checks if constraint is not None else None,
+            "drafted_tokens": drafts or None,
             "wall_time": time.perf_counter() - started,
             "tokens": {"prompt_ids": list(tokens), "response_ids": response_ids, "logprobs": logprobs},
         }
@@ -484,12 +472,34 @@ _CHATML = (
 )
 
 
-def _logprob(llama: Any, token: int) -> float:
-    """log softmax(logits)[token] of the logits `token` was sampled from: the context's last row (the
+def _with_logits(llama: Any, tokens: Iterator[int]) -> Iterator[tuple[int, Any]]:
+    """The library's tokens, each with the raw logits it was sampled from: the context's last row (the
     library keeps no others unless every position's logits are asked for)."""
     import numpy as np
 
-    logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),))
+    try:
+        for token in tokens:
+            yield token, np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),))
+    finally:
+        tokens.close()  # type: ignore[attr-defined]  # a generator
+
+
+def _greedy(processors: Any) -> Callable[[Any], int]:
+    """The greedy choice from a row of logits, after the processors (a grammar, the empty-block rule)."""
+    import numpy as np
+
+    def choose(logits: Any) -> int:
+        for processor in processors or ():
+            logits = processor(None, logits)
+        return int(np.argmax(logits))
+
+    return choose
+
+
+def _logprob(logits: Any, token: int) -> float:
+    """log softmax(logits)[token]: the log-probability of `token` under the model's raw logits."""
+    import numpy as np
+
     top = float(np.max(logits))
     return float(logits[token]) - top - math.log(float(np.sum(np.exp(logits - top))))
 

@@ -114,6 +114,7 @@ def _backend(
             pull=True,
             n_ctx=settings.n_ctx,
             n_threads=settings.n_threads or None,
+            speculative=settings.speculative,
             temperature=settings.temperature,
             seed=settings.seed,
         )

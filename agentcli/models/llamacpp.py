@@ -227,7 +227,8 @@ class LlamaCppModel:
         """Read the header and check memory now; the weights load on first use (or `load()`).
 
         `speculative`: greedy replies draft tokens from the conversation and check them in one batch
-        (see `lookup_decoding`); the same replies, sooner where they copy what the conversation holds.
+        (see `lookup_decoding`): each token still the model's greedy choice, sooner where the reply
+        copies what the conversation holds.
         `nonempty_blocks`: a fenced code block the model opens cannot be closed or left before it holds
         something (see `nonempty_blocks`)."""
         if importlib.util.find_spec("llama_cpp") is None:

@@ -5,8 +5,9 @@ a command run again. The tokens that followed the latest earlier occurrence of t
 tokens are a likely continuation. On a CPU, llama.cpp evaluates a short batch of tokens in about the
 time it takes to generate one (one pass over the weights either way), so the draft is evaluated in one
 batch with the token before it, and every drafted token the model's own greedy choice agrees with is a
-token not generated alone. The model's choice decides every token: the reply is the same, token for
-token, as without drafting. Greedy only: a sampled token is drawn, not checked.
+token not generated alone. The model's greedy choice decides every token; only a batch's logits can
+differ from one token's in the last digits, so where two tokens nearly tie the pick may differ from an
+undrafted run's. Greedy only: a sampled token is drawn, not checked.
 """
 
 from __future__ import annotations

@@ -452,14 +452,7 @@ class LlamaCppModel:
     @staticmethod
     def _tokens_to_evaluate(llama: Any, tokens: list[int]) -> int:
         """How many prompt tokens `Llama.generate` will evaluate, mirroring its prefix reuse."""
-        if llama.n_tokens == 0:
-            return len(tokens)
-        cached = llama.input_ids[: llama.n_tokens]
-        prefix = 0
-        for a, b in zip(cached.tolist(), tokens, strict=False):
-            if a != b:
-                break
-            prefix += 1
+        prefix = lookup_decoding.cached_prefix(llama, tokens)
         if prefix == len(tokens):
             if llama.n_tokens == len(tokens) and not llama._requires_eval:
                 return 0

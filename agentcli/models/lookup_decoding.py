@@ -104,7 +104,7 @@ def decode(
 def _evaluate_prompt(llama: Any, tokens: list[int]) -> int:
     """Evaluate all of `tokens` but the last, reusing the longest prefix the KV cache holds; the last
     is returned, to be evaluated with the first draft (its logits choose the reply's first token)."""
-    prefix = _cached_prefix(llama, tokens)
+    prefix = _reused(llama, tokens)
     if prefix == 0 or not llama._ctx.kv_cache_seq_rm(-1, prefix, -1):
         llama.reset()
         prefix = 0
@@ -116,13 +116,18 @@ def _evaluate_prompt(llama: Any, tokens: list[int]) -> int:
 
 def evaluated(llama: Any, tokens: list[int]) -> int:
     """How many prompt tokens `decode` evaluates for `tokens` (the last always, with the first draft)."""
-    return len(tokens) - _cached_prefix(llama, tokens)
+    return len(tokens) - _reused(llama, tokens)
 
 
-def _cached_prefix(llama: Any, tokens: list[int]) -> int:
-    """How many of `tokens` but the last the KV cache holds already, from the start."""
+def _reused(llama: Any, tokens: list[int]) -> int:
+    """The prompt tokens the cache holds that `decode` keeps: all but the last at most."""
+    return min(cached_prefix(llama, tokens), len(tokens) - 1)
+
+
+def cached_prefix(llama: Any, tokens: list[int]) -> int:
+    """How many of `tokens`, from the start, `llama`'s KV cache holds already."""
     prefix = 0
-    for a, b in zip(llama.input_ids[: llama.n_tokens].tolist(), tokens[:-1], strict=False):
+    for a, b in zip(llama.input_ids[: llama.n_tokens].tolist(), tokens, strict=False):
         if a != b:
             break
         prefix += 1

@@ -84,11 +84,10 @@ def decode(
                 raw = np.ctypeslib.as_array(llama._ctx.get_logits_ith(i), shape=(n_vocab,)).copy()
                 token = choose(raw.copy())
                 yield token, raw
+                drafter.add(token)
                 if i < len(draft) and token == draft[i]:
                     kept += 1
-                    drafter.add(token)
                     continue
-                drafter.add(token)
                 pending = token
                 break
         finally:

@@ -6,7 +6,8 @@
     (`Llama.create_chat_completion` on a fresh cache) at sampled steps.
 (b) The same session through `python -m llama_cpp.server` driven by LiteLLM, side by side.
 (c) Speculative decoding (drafts from the conversation, agentcli's own), off vs on under the reply
-    grammar: a reply that rewrites a 30-line file it just read, and a short command reply.
+    grammar: a reply that rewrites a 30-line file it just read, and a short command reply, greedy and
+    sampled at 0.3 as a retried attempt is (`--spec-temperatures`).
 (d) Decode speed under the reply grammar (agent/reply_grammar.py) against the same backend without it
     (the empty-block rule on, as runs without the grammar have it) and the raw library, alternating.
 
@@ -423,40 +424,48 @@ def speculative(args: argparse.Namespace) -> None:
     from agentcli.agent.reply_grammar import reply_grammar
     from agentcli.models.llamacpp import load_local_model
 
+    temperatures = [float(t) for t in args.spec_temperatures.split(",") if t]
     print()
     print("speculative decoding (drafts from the conversation, checked in one batch), fresh cache per run,")
-    print("runs alternate off/on, each under the reply grammar as the agent decodes:")
-    results: dict[tuple[str, bool], list[tuple[float, float, float, int, str, dict]]] = {}
+    print("runs alternate off/on, each under the reply grammar as the agent decodes; sampled replies are the")
+    print("library's draws off and agentcli's own on (the same distribution, other draws: replies may differ):")
+    Run = tuple[float, float, float, int, str, dict]
+    results: dict[tuple[str, float, bool], list[Run]] = {}
     for _round in range(args.spec_rounds):
         for spec in (False, True):
             model = load_local_model(args.model, n_ctx=args.n_ctx, n_threads=args.threads, speculative=spec)
             llama = model.load()
             for name, (messages, max_tokens) in SCENARIOS.items():
-                llama.reset()
-                started = time.perf_counter()
-                out = model.complete(messages, max_tokens=max_tokens, grammar=reply_grammar())
-                latency = time.perf_counter() - started
-                results.setdefault((name, spec), []).append(
-                    (
-                        latency,
-                        out.usage.time_to_first_token or 0.0,
-                        out.usage.tokens_per_second or 0.0,
-                        out.usage.completion_tokens,
-                        out.text,
-                        out.raw.get("drafted_tokens") or {},
+                for temperature in temperatures:
+                    llama.reset()
+                    started = time.perf_counter()
+                    out = model.complete(
+                        messages, max_tokens=max_tokens, grammar=reply_grammar(), temperature=temperature
                     )
-                )
+                    latency = time.perf_counter() - started
+                    results.setdefault((name, temperature, spec), []).append(
+                        (
+                            latency,
+                            out.usage.time_to_first_token or 0.0,
+                            out.usage.tokens_per_second or 0.0,
+                            out.usage.completion_tokens,
+                            out.text,
+                            out.raw.get("drafted_tokens") or {},
+                        )
+                    )
     for name in SCENARIOS:
-        off, on = results[(name, False)], results[(name, True)]
-        lat_off, lat_on = _median([r[0] for r in off]), _median([r[0] for r in on])
-        same = all(r[4] == off[0][4] for r in off + on)
-        drafts = on[0][5]
-        print(
-            f"  {name}: {off[0][3]} tokens; latency {lat_off:.2f} s off vs {lat_on:.2f} s on (x{lat_off / lat_on:.2f});"
-            f" prompt {_median([r[1] for r in off]):.2f} vs {_median([r[1] for r in on]):.2f} s;"
-            f" gen {_median([r[2] for r in off]):.1f} vs {_median([r[2] for r in on]):.1f} tok/s;"
-            f" drafted {drafts.get('drafted', 0)}, taken {drafts.get('accepted', 0)}; same replies: {same}"
-        )
+        for temperature in temperatures:
+            off, on = results[(name, temperature, False)], results[(name, temperature, True)]
+            lat_off, lat_on = _median([r[0] for r in off]), _median([r[0] for r in on])
+            same = all(r[4] == off[0][4] for r in off + on)
+            drafts = on[0][5]
+            print(
+                f"  {name}, temperature {temperature}: {off[0][3]} vs {on[0][3]} tokens;"
+                f" latency {lat_off:.2f} s off vs {lat_on:.2f} s on (x{lat_off / lat_on:.2f});"
+                f" prompt {_median([r[1] for r in off]):.2f} vs {_median([r[1] for r in on]):.2f} s;"
+                f" gen {_median([r[2] for r in off]):.1f} vs {_median([r[2] for r in on]):.1f} tok/s;"
+                f" drafted {drafts.get('drafted', 0)}, taken {drafts.get('accepted', 0)}; same replies: {same}"
+            )
 
 
 def main() -> None:
@@ -474,6 +483,7 @@ def main() -> None:
     parser.add_argument("--skip-session", action="store_true")
     parser.add_argument("--skip-speculative", action="store_true")
     parser.add_argument("--spec-rounds", type=int, default=2)
+    parser.add_argument("--spec-temperatures", default="0,0.3", help="0: greedy; 0.3: as a retried attempt samples")
     parser.add_argument("--skip-grammar", action="store_true")
     parser.add_argument("--grammar-rounds", type=int, default=6)
     args = parser.parse_args()

@@ -1,5 +1,5 @@
 """Drafting from the conversation (prompt lookup): the drafter alone, then against a real model (SmolLM2-135M),
-where drafting changes how a greedy reply is computed, not what it says."""
+where drafting changes how a reply is computed, greedy or sampled, not what it says."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def test_undrafted_the_decode_is_the_librarys_token_for_token(models, monkeypatc
 @pytest.mark.llamacpp
 def test_a_copy_is_drafted_and_taken_and_reads_as_the_plain_reply(models):
     """A reply that copies the prompt is mostly checked in batches. A batch's logits may differ from one
-    token's in the last digits, so where two tokens nearly tie the pick may differ: the copy itself does not."""
+    token's a little, so where two tokens nearly tie the pick may differ: the copy itself does not."""
     plain, drafted = models
     _fresh(plain)
     expected = plain.complete(_copy_chat(), max_tokens=80)
@@ -134,8 +134,21 @@ def test_a_drafted_reply_keeps_to_the_reply_grammar(models):
 
 
 @pytest.mark.llamacpp
-def test_a_sampled_reply_is_not_drafted(models):
+def test_a_sampled_reply_is_drafted_repeatable_and_draws_as_an_undrafted_one(models, monkeypatch):
+    """Each position takes one draw from the model's distribution, drafted or not: a drafted token
+    stands where the draw picks it. A seeded reply is the same when asked again, and the same as an
+    undrafted one until the first batch (whose logits differ a little from one token's)."""
     _plain, drafted = models
     _fresh(drafted)
-    reply = drafted.complete(_copy_chat(), max_tokens=30, temperature=0.7)
-    assert reply.raw["drafted_tokens"] is None and reply.usage.completion_tokens > 0
+    reply = drafted.complete(_copy_chat(), max_tokens=80, temperature=0.7)
+    drafts = reply.raw["drafted_tokens"]
+    assert drafts["accepted"] > reply.usage.completion_tokens // 3, drafts
+    _fresh(drafted)
+    assert drafted.complete(_copy_chat(), max_tokens=80, temperature=0.7).raw["tokens"] == reply.raw["tokens"]
+    prompt, ids = reply.raw["tokens"]["prompt_ids"], reply.raw["tokens"]["response_ids"]
+    first_batch = next(n for n in range(len(ids)) if Drafter(prompt + ids[:n]).draft())  # its logits differ
+    monkeypatch.setattr(Drafter, "draft", lambda self: [])
+    _fresh(drafted)
+    undrafted = drafted.complete(_copy_chat(), max_tokens=80, temperature=0.7)
+    assert undrafted.raw["drafted_tokens"] == {"drafted": 0, "accepted": 0}
+    assert first_batch > 0 and undrafted.raw["tokens"]["response_ids"][:first_batch] == ids[:first_batch]

@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -226,9 +226,9 @@ class LlamaCppModel:
     ) -> None:
         """Read the header and check memory now; the weights load on first use (or `load()`).
 
-        `speculative`: greedy replies draft tokens from the conversation and check them in one batch
-        (see `lookup_decoding`): each token still the model's greedy choice, sooner where the reply
-        copies what the conversation holds.
+        `speculative`: replies draft tokens from the conversation and check them in one batch (see
+        `lookup_decoding`): each token still the model's own choice, greedy or sampled, sooner where
+        the reply copies what the conversation holds.
         `nonempty_blocks`: a fenced code block the model opens cannot be closed or left before it holds
         something (see `nonempty_blocks`)."""
         if importlib.util.find_spec("llama_cpp") is None:
@@ -353,11 +353,12 @@ class LlamaCppModel:
             )
         budget = min(max_tokens or self.max_tokens, self.n_ctx - len(tokens))
         temp = self.temperature if temperature is None else temperature
-        drafting = self.speculative and temp == 0
+        drafting = self.speculative
         evaluated = lookup_decoding.evaluated(llama, tokens) if drafting else self._tokens_to_evaluate(llama, tokens)
         stops = tuple(s for s in (*self.stop, *(stop or ())) if s)
-        if temp > 0:
-            llama.set_seed(_sampling_seed(tokens, self.seed))
+        seed = _sampling_seed(tokens, self.seed)
+        if temp > 0 and not drafting:
+            llama.set_seed(seed)
         vocab = llama._model.vocab
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         if prefix and on_token is not None:
@@ -389,17 +390,23 @@ class LlamaCppModel:
                 if rule is not None
                 else [constraint.processor(temp != 0)]
             )
+        from agentcli.models import token_choice  # numpy: only once a model runs
+
         if drafting:
-            generator = lookup_decoding.decode(llama, tokens, _greedy(processors), drafts)
+            if temp > 0:
+                choose = token_choice.sampled(processors, temp, self.top_p, seed)
+            else:
+                choose = token_choice.greedy(processors)
+            generator = lookup_decoding.decode(llama, tokens, choose, drafts)
         else:
             generator = _with_logits(
                 llama,
                 llama.generate(
                     tokens,
                     temp=temp,
-                    top_k=40,
+                    top_k=token_choice.TOP_K,
                     top_p=self.top_p,
-                    min_p=0.05,
+                    min_p=token_choice.MIN_P,
                     repeat_penalty=1.0,
                     reset=True,
                     logits_processor=processors,
@@ -476,18 +483,6 @@ def _with_logits(llama: Any, tokens: Iterator[int]) -> Iterator[tuple[int, Any]]
             yield token, np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),))
     finally:
         tokens.close()  # type: ignore[attr-defined]  # a generator
-
-
-def _greedy(processors: Any) -> Callable[[Any], int]:
-    """The greedy choice from a row of logits, after the processors (a grammar, the empty-block rule)."""
-    import numpy as np
-
-    def choose(logits: Any) -> int:
-        for processor in processors or ():
-            logits = processor(None, logits)
-        return int(np.argmax(logits))
-
-    return choose
 
 
 def _logprob(logits: Any, token: int) -> float:

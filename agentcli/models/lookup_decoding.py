@@ -1,13 +1,15 @@
-"""Greedy decoding that drafts tokens from the conversation (prompt lookup) and checks them in one batch.
+"""Decoding that drafts tokens from the conversation (prompt lookup) and checks them in one batch.
 
 A reply often copies what the conversation holds: a file written back with one line changed, a path,
 a command run again. The tokens that followed the latest earlier occurrence of the reply's last few
 tokens are a likely continuation. On a CPU, llama.cpp evaluates a short batch of tokens in about the
-time it takes to generate one (one pass over the weights either way), so the draft is evaluated in one
-batch with the token before it, and every drafted token the model's own greedy choice agrees with is a
-token not generated alone. The model's greedy choice decides every token; only a batch's logits can
-differ from one token's in the last digits, so where two tokens nearly tie the pick may differ from an
-undrafted run's. Greedy only: a sampled token is drawn, not checked.
+time it takes to generate one (one pass over the weights either way) on many machines, so the draft is
+evaluated in one batch with the token before it, and every drafted token the model's own choice agrees
+with is a token not generated alone. The model's choice (greedy, or a draw: see `token_choice`)
+decides every token; only llama.cpp computes a batch's logits in another order than one token's, and
+they differ a little, so where two tokens nearly tie (or a draw falls near the edge between two) the
+pick may differ from an undrafted run's. The drafts depend on the tokens alone, never on timing, so a
+run is repeatable.
 """
 
 from __future__ import annotations
@@ -58,12 +60,12 @@ class Drafter:
 def decode(
     llama: Any, tokens: list[int], choose: Callable[[Any], int], stats: dict[str, int] | None = None
 ) -> Iterator[tuple[int, Any]]:
-    """Greedy tokens after the prompt `tokens`, each with the raw logits it was chosen from; `choose`
-    picks the token from a copy of them (a grammar may forbid some). The caller stops when it has
-    enough (closing the generator); `llama`'s KV cache then holds the prompt and the tokens it took,
-    and llama-cpp-python's own bookkeeping (`n_tokens`, `input_ids`) says so, as after
-    `Llama.generate`: the next prompt reuses their longest common prefix. `stats` counts the tokens
-    drafted and accepted."""
+    """The tokens after the prompt `tokens`, each with the raw logits it was chosen from; `choose`
+    picks the token from a copy of them (a grammar may forbid some), once for each position. The
+    caller stops when it has enough (closing the generator); `llama`'s KV cache then holds the prompt
+    and the tokens it took, and llama-cpp-python's own bookkeeping (`n_tokens`, `input_ids`) says so,
+    as after `Llama.generate`: the next prompt reuses their longest common prefix. `stats` counts the
+    tokens drafted and accepted."""
     import numpy as np  # comes with llama-cpp-python
 
     n_vocab = llama.n_vocab()

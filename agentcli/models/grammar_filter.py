@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-# Candidates checked when sampling: the sampler's own top-k (the loop samples with top_k=40).
-SAMPLED_CANDIDATES = 40
+from agentcli.models.token_choice import TOP_K
 
 
 class GrammarFilter:
@@ -61,7 +60,7 @@ class GrammarFilter:
             best = int(np.argmax(logits))
             if not sampling and self.allowed(best):
                 return logits
-            top = np.argpartition(logits, -SAMPLED_CANDIDATES)[-SAMPLED_CANDIDATES:]
+            top = np.argpartition(logits, -TOP_K)[-TOP_K:]  # all a draw can pick
             allowed = [int(t) for t in top if self.allowed(int(t))]
             if allowed:
                 kept = logits[allowed]

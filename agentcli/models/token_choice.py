@@ -2,9 +2,10 @@
 
 Sampling keeps llama-cpp-python's chain and settings (top-k 40, top-p, min-p 0.05, then the
 temperature) and draws from a generator seeded per reply, so a reply is repeatable. Each position of a
-reply takes one draw whether or not a draft foresaw its token, which is why checking a draft stays
-exact when sampling: the drafted token stands where the draw picks it, with the probability the model
-gives it (speculative sampling with a draft of one certain token per position).
+reply takes one draw (none where one token is left) whether or not a draft foresaw its token, which is
+why checking a draft stays exact when sampling: the drafted token stands where the draw picks it, with
+the probability the model gives it (speculative sampling with a draft of one certain token per
+position).
 """
 
 from __future__ import annotations

@@ -264,11 +264,14 @@ def create_checkpoint(root: Path, name: str, exclude: tuple[str, ...] = (), *, k
             f"symrefs: {json.dumps(symrefs)}",
         ]
     )
-    # The extra trees hang from parent commits of their own, so that copying the checkpoint copies them.
+    # The extra trees hang from parent commits of their own, so that copying the checkpoint copies them;
+    # those sit on HEAD's commit, so that the repository gains no root commit (`git rev-list
+    # --max-parents=0 --all` is how many find a repository's first commit).
     identity = fallback_identity()
     parents = [head] if head else []
     extras = ((index_tree, "index"), (ignored, "ignored"), (settings, "git"))
-    parents += [git("commit-tree", t, "-m", what, env=identity) for t, what in extras if t]
+    on_head = ("-p", head) if head else ()
+    parents += [git("commit-tree", t, *on_head, "-m", what, env=identity) for t, what in extras if t]
     commit = git(
         "commit-tree", tree, "-m", message, *(arg for parent in parents for arg in ("-p", parent)), env=identity
     )

@@ -19,13 +19,13 @@ def _roots(root: Path) -> list[str]:
     return out.stdout.split()
 
 
-def _head(root: Path) -> str:
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+def _commit(root: Path, rev: str = "HEAD") -> str:
+    return subprocess.run(["git", "rev-parse", rev], cwd=root, capture_output=True, text=True).stdout.strip()
 
 
 def test_a_checkpoint_adds_no_root_commit(tmp_path):
     root = committed_repo(tmp_path / "repo", {"README.md": "hello\n", ".gitignore": "*.log\n"})
-    first = _head(root)
+    first = _commit(root)
     (root / "README.md").write_text("hello, world\n")
     (root / "run.log").write_text("ignored\n")
     subprocess.run(["git", "add", "README.md"], cwd=root, check=True)
@@ -35,7 +35,7 @@ def test_a_checkpoint_adds_no_root_commit(tmp_path):
 
 def test_a_solved_task_leaves_the_first_commit_the_only_root(tmp_path):
     root = committed_repo(tmp_path / "repo", {"README.md": "recieve\n"})
-    first = _head(root)
+    first = _commit(root)
     model = tmp_path / "replies.json"
     replies = [
         bash("git checkout -b fix && sed -i s/recieve/receive/ README.md && git commit -qam 'Fix typo' && git log"),
@@ -43,5 +43,5 @@ def test_a_solved_task_leaves_the_first_commit_the_only_root(tmp_path):
     ]
     model.write_text(json.dumps(replies))
     agentcli("solve", "Fix the typo on a branch.", "--model", f"scripted:{model}", "--sandbox", "host", cwd=root)
-    assert subprocess.run(["git", "rev-parse", "fix~1"], cwd=root, capture_output=True, text=True).stdout.strip() == first
+    assert _commit(root, "fix~1") == first
     assert _roots(root) == [first]

@@ -73,9 +73,7 @@ CATALOG: tuple[Policy, ...] = (
     # The run as a whole.
     Policy("stuck", "Commands repeated with the same result get a nudge, then end the attempt as stuck."),
     Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),
-    Policy(
-        "agreement", "A finished attempt is tried afresh; the files most attempts finished on stand.", trial=True
-    ),
+    Policy("agreement", "A finished attempt is tried afresh; the files most attempts finished on stand.", trial=True),
 )
 BY_NAME = {policy.name: policy for policy in CATALOG}
 # Policies deleted because they added nothing where measured (docs/measurements.md): switching one off is
@@ -188,10 +186,7 @@ def catalogue_markdown() -> str:
         "",
         "| policy | reads the task | on trial | why |",
         "|---|---|---|---|",
-        *(
-            f"| `{p.name}` | {'yes' if p.reads_task else ''} | {'yes' if p.trial else ''} | {p.why} |"
-            for p in CATALOG
-        ),
+        *(f"| `{p.name}` | {'yes' if p.reads_task else ''} | {'yes' if p.trial else ''} | {p.why} |" for p in CATALOG),
         "",
     ]
     return "\n".join(lines)

@@ -59,6 +59,26 @@ def test_a_state_is_known_by_its_files_not_their_spacing_nor_a_commit_message(tm
     assert after({"count.txt": "7\n"}, commit="another message") == committed
 
 
+def test_a_file_untracked_and_kept_is_not_a_file_deleted(tmp_path):
+    root = committed_repo(tmp_path / "repo", {"debug.log": "noise\n", "app.py": "x = 1\n"})
+    checkpoint = cp.create_checkpoint(root, "task")
+
+    def after(command: str, name: str) -> str:
+        cp.restore(root, checkpoint)
+        subprocess.run(command, shell=True, cwd=root, check=True, capture_output=True)
+        state = cp.set_aside(root, f"task-attempt-{name}", checkpoint)
+        assert state is not None
+        return fingerprint(root, checkpoint, state)
+
+    untracked = after("git rm -q --cached debug.log && echo debug.log > .gitignore && git commit -qam untrack", "a")
+    deleted = after("git rm -q debug.log && echo debug.log > .gitignore && git commit -qam untrack", "b")
+    assert untracked != deleted
+    # The same work tree, but a commit of other content.
+    one = after("echo 'x = 2' > app.py && git commit -qam two", "c")
+    other = after("echo 'x = 3' > app.py && git commit -qam three && echo 'x = 2' > app.py", "d")
+    assert one != other
+
+
 def _run(tmp_path, answers: list[str], *switches: str) -> tuple[str, list[dict]]:
     """A task whose attempts write `answers` in turn to answer.txt, each then saying DONE: the answer
     the repository is left with, and the run's journal."""

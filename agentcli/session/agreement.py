@@ -11,6 +11,7 @@ another two attempts contradict alike.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,20 +23,33 @@ COMPARED_BYTES = 1 << 20
 
 
 def fingerprint(root: Path, checkpoint: cp.Checkpoint, state: cp.Checkpoint) -> str:
-    """What an attempt left (`state`, set aside) against the task's `checkpoint`: each changed path
-    with its content, every line's trailing blanks and the blank lines at the end left out, whether
-    HEAD moved, and the branch it is on. Two attempts that wrote the same files differently spaced
-    agree; a commit's message and time do not count."""
+    """What an attempt left (`state`, set aside) against the task's `checkpoint`: each changed path with
+    its content, every line's trailing blanks and the blank lines at the end left out (a file taken
+    out of git but kept on disk, ignored, counts with its content: it is not deleted); the tree of the
+    commit HEAD is at, where it moved; and the branch HEAD is on. Two attempts that wrote the same
+    files differently spaced agree; a commit's message and time, and new ignored files (caches, build
+    output), do not count."""
     git = Git(root)
     raw = git.raw("diff-tree", "-r", "--no-renames", "-z", checkpoint.tree, state.tree)
     fields = [f for f in raw.split(b"\0") if f]
     digest = hashlib.sha256()
     for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-        new_blob = meta.split()[3].decode()
-        content = git.blob_within(new_blob, COMPARED_BYTES) if set(new_blob) != {"0"} else b"(deleted)"
-        digest.update(path + b"\0" + (_normalised(content) if content is not None else new_blob.encode()) + b"\0")
-    digest.update(f"head {state.head != checkpoint.head} {state.head_ref}".encode())
+        blob: str | None = meta.split()[3].decode()
+        if set(blob) == {"0"}:  # gone from the work tree: deleted, or left on disk and ignored
+            blob = _ignored_blob(git, state, os.fsdecode(path))
+        content = b"(deleted)" if blob is None else git.blob_within(blob, COMPARED_BYTES)
+        digest.update(path + b"\0" + (_normalised(content) if content is not None else str(blob).encode()) + b"\0")
+    moved = state.head != checkpoint.head
+    committed = git.try_("rev-parse", "-q", "--verify", f"{state.head}^{{tree}}") if moved else None
+    digest.update(f"head {committed} {state.head_ref}".encode())
     return digest.hexdigest()
+
+
+def _ignored_blob(git: Git, state: cp.Checkpoint, path: str) -> str | None:
+    """The blob of `path` among the ignored files `state` kept, if it is one."""
+    if state.ignored_tree is None:
+        return None
+    return git.try_("rev-parse", "-q", "--verify", f"{state.ignored_tree}:{path}")
 
 
 def _normalised(content: bytes) -> bytes:

@@ -281,11 +281,11 @@ def test_first_step_policy_acts_only_when_on(policy, task, files, acted_on, tmp_
 def test_every_policy_has_a_switch_test():
     from agentcli.policies import BY_NAME
 
-    # Tested on their own above; reply-grammar, tests, select, failing-before, asked-file, changes-shown,
-    # missing-import and agreement in test_reply_grammar, test_policies, test_selection, test_solve,
-    # test_loop, test_changes_shown, test_missing_import and test_agreement.
+    # Tested on their own above; reply-grammar, tests, select, failing-before, asked-file, changes-shown and
+    # missing-import in test_reply_grammar, test_policies, test_selection, test_solve, test_loop,
+    # test_changes_shown and test_missing_import.
     apart = {"retries", "reply-grammar", "tests", "select", "failing-before", "asked-file", "changes-shown"}
-    apart |= {"missing-import", "agreement"}
+    apart |= {"missing-import"}
     covered = {s.policy for s in SCENARIOS} | {s[0] for s in SESSION_SCENARIOS}
     covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart
     assert covered == set(BY_NAME)

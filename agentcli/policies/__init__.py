@@ -25,7 +25,6 @@ class Policy:
     name: str
     why: str
     reads_task: bool = False
-    trial: bool = False  # off in every profile until measurements show it pays: `--policy NAME=on`
 
 
 CATALOG: tuple[Policy, ...] = (
@@ -73,7 +72,6 @@ CATALOG: tuple[Policy, ...] = (
     # The run as a whole.
     Policy("stuck", "Commands repeated with the same result get a nudge, then end the attempt as stuck."),
     Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),
-    Policy("agreement", "A finished attempt is tried afresh; the files most attempts finished on stand.", trial=True),
 )
 BY_NAME = {policy.name: policy for policy in CATALOG}
 # Policies deleted because they added nothing where measured (docs/measurements.md): switching one off is
@@ -83,16 +81,15 @@ RETIRED = frozenset(
         "first-looks", "looks", "unrun", "task-doubt-retries", "outputs", "asked-script", "keep-named",
         "named-deletion", "at-top", "version-history", "env-variable", "data-script", "substitution", "names",
         "raises", "code", "commit", "printed-output", "expectation", "plan", "described-edits",
-        "duplicate-setting", "missing-folders", "review",
+        "duplicate-setting", "missing-folders", "review", "agreement",
     }
 )  # fmt: skip
 
 # Profiles: which policies a run starts from. `general` keeps what never reads the task's wording.
-_DEFAULT_ON = frozenset(p.name for p in CATALOG if not p.trial)
 PROFILES: dict[str, frozenset[str]] = {
-    "small-local": _DEFAULT_ON,
-    "hosted": _DEFAULT_ON,
-    "general": frozenset(p.name for p in CATALOG if not p.reads_task and not p.trial),
+    "small-local": frozenset(BY_NAME),
+    "hosted": frozenset(BY_NAME),
+    "general": frozenset(p.name for p in CATALOG if not p.reads_task),
     "none": frozenset(),
 }
 DEFAULT_PROFILE = "small-local"
@@ -181,12 +178,9 @@ def catalogue_markdown() -> str:
         "Policies removed because they added nothing where measured ([measurements](measurements.md)) may still",
         f"be switched off, to no effect: {', '.join(f'`{name}`' for name in sorted(RETIRED))}.",
         "",
-        "A policy on *trial* is off in every profile until measurements show it pays; `--policy NAME=on`",
-        "switches it on.",
-        "",
-        "| policy | reads the task | on trial | why |",
-        "|---|---|---|---|",
-        *(f"| `{p.name}` | {'yes' if p.reads_task else ''} | {'yes' if p.trial else ''} | {p.why} |" for p in CATALOG),
+        "| policy | reads the task | why |",
+        "|---|---|---|",
+        *(f"| `{p.name}` | {'yes' if p.reads_task else ''} | {p.why} |" for p in CATALOG),
         "",
     ]
     return "\n".join(lines)

@@ -19,7 +19,6 @@ from agentcli.prompts import render
 from agentcli.repo import checkpoint as cp
 from agentcli.repo import mirror
 from agentcli.repo.git import GitError
-from agentcli.session.agreement import Tally, fingerprint
 
 if TYPE_CHECKING:
     from agentcli.session.solve import Session, TaskMark
@@ -71,9 +70,6 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
     deadline = time.monotonic() + settings.timeout if settings.timeout else None
     outcome = Outcome(status="failed", reason="not started")
     kept: _KeptAttempt | None = None
-    tally, finished = Tally(), {}  # the states finished attempts left (the `agreement` policy)
-    finished_note: list[str] = []
-    durations: list[float] = []
     most = MAX_ATTEMPTS if session.policies.on("retries") else 1
     for attempt in range(1, most + 1):
         agent = session.prepared_agent(setup)
@@ -85,10 +81,8 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
         )
         if attempt > 1:
             agent.ctx.temperature = max(settings.temperature, RETRY_TEMPERATURE)
-        earlier = "\n\n".join([context_text, *taken_back, *finished_note])
-        started = time.monotonic()
+        earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text
         outcome = agent.run(task, context_text=earlier, first_looks=setup.looks)
-        durations.append(time.monotonic() - started)
         if mark.checkpoint is not None and cp.damaged(root, mark.checkpoint):
             # No attempt on a broken repository: a state set aside comes back (its objects from
             # agentcli's copy); else the result says so, and undo mends it.
@@ -99,93 +93,30 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
             except GitError:
                 return outcome
         why = _retry_reason(session, outcome, agent)
-        finished_clean = why is None and outcome.status == "finished"
-        if finished_clean and session.policies.on("agreement") and (tally.votes or attempt < most):
-            voted = _vote(session, agent, outcome, attempt, tally, finished)
-            if voted is not None and mark.checkpoint is not None:
-                kept = finished[tally.leader()[0]]
-                if _room(tally, most - attempt, durations, deadline, settings.max_steps - outcome.steps):
-                    _put_back(session, mark.checkpoint)
-                    session.policies.fired("agreement")
-                    session.notify(f"attempt {attempt} finished: the task is tried afresh, to see if attempts agree")
-                    finished_note = [voted]
-                    continue
-                return _agreed(session, tally, finished, outcome, mark.checkpoint)
         if why is None and (outcome.status == "finished" or kept is None):
             return outcome
         worth = _worth(session, outcome, agent)
         time_left = deadline is None or deadline - time.monotonic() >= MIN_RETRY_SECONDS
         last = why is None or attempt == most or not time_left or settings.max_steps - outcome.steps < MIN_RETRY_STEPS
-        if tally.votes and tally.attempts_to_overturn() > most - attempt:
-            last = True  # a finished state stands, and no attempt left could outvote it
         if last:
             if kept is None or worth > kept.worth:
                 return outcome
             assert mark.checkpoint is not None
             return _brought_back(session, kept, outcome, mark.checkpoint, "no later attempt did better")
         assert mark.checkpoint is not None and session.sandbox is not None
-        if kept is None or worth > kept.worth:
-            with session.sandbox.frozen():  # nothing the attempt left running races these writes to .git
-                state = cp.set_aside(root, f"{mark.checkpoint.name}-attempt-{attempt}", mark.checkpoint)
-            if state is not None:
-                kept = _KeptAttempt(attempt, worth, outcome, state)
-            else:
-                session.notify(f"the state attempt {attempt} left could not be kept aside: it will not come back")
-        _put_back(session, mark.checkpoint)
+        with session.sandbox.frozen():  # nothing the attempt left running races these writes to .git
+            if kept is None or worth > kept.worth:
+                name = f"{mark.checkpoint.name}-attempt-{attempt}"
+                if (state := cp.set_aside(root, name, mark.checkpoint)) is not None:
+                    kept = _KeptAttempt(attempt, worth, outcome, state)
+                else:
+                    session.notify(f"the state attempt {attempt} left could not be kept aside: it will not come back")
+            cp.restore(root, mark.checkpoint)
         session.policies.fired("retries")
+        session.sandbox.run(f"cd {shlex.quote(session.sandbox.workdir)}")
         session.notify(f"attempt {attempt} {why}: the repository was put back and the task is tried afresh")
         taken_back.append(_taken_back(attempt, why, agent.ctx.commands_ran))
     return outcome
-
-
-def _vote(
-    session: Session, agent: Agent, outcome: Outcome, attempt: int, tally: Tally, finished: dict[int, _KeptAttempt]
-) -> str | None:
-    """Set aside the state a finished attempt left and count it; the note the next attempt would start
-    with, or None where there is no checkpoint to compare with or the state could not be kept."""
-    checkpoint, sandbox = session.checkpoint, session.sandbox
-    if checkpoint is None or sandbox is None:
-        return None
-    with sandbox.frozen():
-        state = cp.set_aside(session.root, f"{checkpoint.name}-attempt-{attempt}", checkpoint)
-    if state is None:
-        return None
-    tally.add(attempt, fingerprint(session.root, checkpoint, state))
-    finished[attempt] = _KeptAttempt(attempt, _worth(session, outcome, agent), outcome, state)
-    return render("first_look/attempt_finished", numbers=sorted(finished), next=attempt + 1)
-
-
-def _room(tally: Tally, attempts_left: int, durations: list[float], deadline: float | None, steps_left: int) -> bool:
-    """Whether the attempts it would take to outvote the leading state fit in what is left: attempts,
-    steps, and time at the pace of the attempts so far."""
-    needed = tally.attempts_to_overturn()
-    if needed > attempts_left or steps_left < needed * MIN_RETRY_STEPS:
-        return False
-    pace = sum(durations) / len(durations)
-    return deadline is None or deadline - time.monotonic() >= max(MIN_RETRY_SECONDS, needed * pace)
-
-
-def _agreed(
-    session: Session, tally: Tally, finished: dict[int, _KeptAttempt], last: Outcome, checkpoint: cp.Checkpoint
-) -> Outcome:
-    """The state most finished attempts left (the first to finish among equals), in the repository;
-    `last` is the ending of the attempt that finished just now."""
-    voters = tally.leader()
-    if len(voters) > 1:
-        session.policies.fired("agreement")
-        session.notify(f"attempts {' and '.join(map(str, voters))} finished on the same files: that state stands")
-    if voters[-1] == max(finished):
-        return last  # the repository holds the leading state already
-    session.policies.fired("agreement")
-    return _brought_back(session, finished[voters[0]], last, checkpoint, "no two attempts finished alike")
-
-
-def _put_back(session: Session, checkpoint: cp.Checkpoint) -> None:
-    """The repository as at the task's checkpoint, for a fresh attempt."""
-    assert session.sandbox is not None
-    with session.sandbox.frozen():  # nothing the attempt left running races these writes to .git
-        cp.restore(session.root, checkpoint)
-    session.sandbox.run(f"cd {shlex.quote(session.sandbox.workdir)}")
 
 
 def _brought_back(session: Session, kept: _KeptAttempt, last: Outcome, checkpoint: cp.Checkpoint, why: str) -> Outcome:

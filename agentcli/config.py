@@ -102,6 +102,7 @@ class Settings:
     n_ctx: int = 8192  # llama.cpp context cap
     n_threads: int = 0  # llama.cpp threads; 0: the physical cores
     speculative: bool = True  # llama.cpp: greedy replies draft tokens from the conversation, checked in one batch
+    prefix_cache: bool = True  # llama.cpp: the system message's KV state kept on disk for the next process
     # LiteLLM models: the actions offered as native tools ("on", "off"; "auto": where LiteLLM knows the
     # model calls functions). A reply in text is read as before either way.
     tool_calls: str = "auto"

@@ -31,6 +31,7 @@ from agentcli.models import lookup_decoding
 from agentcli.models.base import ContextLengthExceeded, Message, ModelError, Reply, StreamCallback, Usage
 from agentcli.models.cpu_kernels import extra_buffers_safe, without_extra_buffers
 from agentcli.models.gguf import GGUFError, GGUFInfo, read_gguf
+from agentcli.models.prefix_store import PrefixStore, opening_length, restore_state, saved_state
 
 if TYPE_CHECKING:  # numpy comes with llama-cpp-python: imported only once a model runs
     from agentcli.models.nonempty_blocks import NonEmptyBlocks
@@ -89,8 +90,7 @@ def default_gpu_layers() -> int:
 class _Parked:
     """One instance's KV cache for sequence 0, with the tokens it holds."""
 
-    data: Any  # ctypes buffer
-    size: int
+    state: bytes
     tokens: list[int]
 
 
@@ -131,25 +131,14 @@ class _Engine:
         self.owner = weakref.ref(model)
 
     def _park(self) -> _Parked | None:
-        llama_cpp = _llama_cpp()
-        ctx = self.llama._ctx.ctx
-        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
-        if self.llama.n_tokens == 0 or size == 0:
+        if self.llama.n_tokens == 0:
             return None
-        data = (ctypes.c_uint8 * size)()
-        written = llama_cpp.llama_state_seq_get_data(ctx, data, size, 0)
-        return _Parked(data, written, self.llama.input_ids[: self.llama.n_tokens].tolist())
+        state = saved_state(_llama_cpp(), self.llama)
+        return _Parked(state, self.llama.input_ids[: self.llama.n_tokens].tolist()) if state else None
 
     def _restore(self, parked: _Parked) -> None:
-        llama_cpp = _llama_cpp()
-        llama = self.llama
-        llama._ctx.kv_cache_seq_rm(-1, 0, -1)
-        llama.n_tokens = 0
-        if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, parked.data, parked.size, 0) != parked.size:
-            return  # the cache stays empty: the next call evaluates its whole prompt
-        llama.input_ids[: len(parked.tokens)] = parked.tokens
-        llama.n_tokens = len(parked.tokens)
-        llama._requires_eval = True  # logits are not part of the parked state
+        # Where the state does not take the cache stays empty: the next call evaluates its whole prompt.
+        restore_state(_llama_cpp(), self.llama, parked.state, parked.tokens)
 
 
 _ENGINE: _Engine | None = None
@@ -221,6 +210,7 @@ class LlamaCppModel:
         stop: Sequence[str] = (),
         speculative: bool = False,
         nonempty_blocks: bool = True,
+        prefix_cache: bool | Path = False,
         check_memory: bool = True,
         header: GGUFInfo | None = None,
     ) -> None:
@@ -230,7 +220,9 @@ class LlamaCppModel:
         `lookup_decoding`): each token still the model's own choice, greedy or sampled, sooner where
         the reply copies what the conversation holds.
         `nonempty_blocks`: a fenced code block the model opens cannot be closed or left before it holds
-        something (see `nonempty_blocks`)."""
+        something (see `nonempty_blocks`).
+        `prefix_cache`: the KV state of the conversation's system message is kept on disk (in this
+        folder; True: the user's cache) and a later process starts from it (see `prefix_store`)."""
         if importlib.util.find_spec("llama_cpp") is None:
             raise ComponentUnavailable(
                 "llama-cpp-python is not installed; install it with `pip install 'agentcli[local]'`"
@@ -252,6 +244,9 @@ class LlamaCppModel:
         self.stop = tuple(stop)
         self.speculative = speculative
         self.nonempty_blocks = nonempty_blocks
+        self.prefix_cache = prefix_cache
+        self._prefix_store: PrefixStore | None = None
+        self._opening: tuple[str, int] = ("", 0)  # a system message and its length in tokens
         self._parked: _Parked | None = None
         self._formatter: Any = None
         self.continues_replies = True
@@ -354,7 +349,10 @@ class LlamaCppModel:
         budget = min(max_tokens or self.max_tokens, self.n_ctx - len(tokens))
         temp = self.temperature if temperature is None else temperature
         drafting = self.speculative
-        evaluated = lookup_decoding.evaluated(llama, tokens) if drafting else self._tokens_to_evaluate(llama, tokens)
+        opened = self._start_from_saved_opening(llama, messages, tokens) if self.prefix_cache else 0
+        evaluated = opened + (
+            lookup_decoding.evaluated(llama, tokens) if drafting else self._tokens_to_evaluate(llama, tokens)
+        )
         stops = tuple(s for s in (*self.stop, *(stop or ())) if s)
         seed = _sampling_seed(tokens, self.seed)
         if temp > 0 and not drafting:
@@ -455,6 +453,33 @@ class LlamaCppModel:
             "tokens": {"prompt_ids": list(tokens), "response_ids": response_ids, "logprobs": logprobs},
         }
         return Reply(text=prefix + stream.text, usage=usage, raw=raw)
+
+    def _start_from_saved_opening(self, llama: Any, messages: list[Message], tokens: list[int]) -> int:
+        """Where the KV cache lacks the system message that `tokens` open with, restore it from disk, or
+        evaluate it on its own and save it for the next process; the tokens evaluated here."""
+        system = messages[0].get("content") if messages and messages[0].get("role") == "system" else None
+        if not isinstance(system, str):
+            return 0
+        if self._opening[0] != system:
+            try:
+                self._opening = (system, opening_length(tokens, self._tokens(llama, messages[:1])))
+            except ModelError:  # a template that wants more than a system message
+                self._opening = (system, 0)
+        length = self._opening[1]
+        if length == 0 or length >= len(tokens) - 1 or lookup_decoding.cached_prefix(llama, tokens) >= length:
+            return 0
+        llama_cpp = _llama_cpp()
+        if self._prefix_store is None:
+            folder = self.prefix_cache if isinstance(self.prefix_cache, Path) else None
+            self._prefix_store = PrefixStore.for_model(llama_cpp, self.path, self._key[1:], folder)
+        opening = tokens[:length]
+        state = self._prefix_store.load(opening)
+        if state is not None and restore_state(llama_cpp, llama, state, opening):
+            return 0
+        llama.reset()
+        llama.eval(opening)
+        self._prefix_store.save(opening, saved_state(llama_cpp, llama))
+        return length
 
     @staticmethod
     def _tokens_to_evaluate(llama: Any, tokens: list[int]) -> int:

@@ -115,6 +115,7 @@ def _backend(
             n_ctx=settings.n_ctx,
             n_threads=settings.n_threads or None,
             speculative=settings.speculative,
+            prefix_cache=settings.prefix_cache,
             temperature=settings.temperature,
             seed=settings.seed,
         )

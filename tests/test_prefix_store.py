@@ -47,16 +47,14 @@ def test_only_the_most_recent_openings_are_kept(tmp_path: Path) -> None:
 
 
 def test_the_opening_is_the_common_start_of_both_tokenisations() -> None:
-    opening = list(range(40)) + [7, 8]  # the system message alone ends with a reply's start
+    opening = [*range(40), 7, 8]  # the system message alone ends with a reply's start
     assert opening_length(list(range(50)), opening) == 40
-    assert opening_length(list(range(50)), list(range(10)) + [99]) == 0  # too short to be worth a file
+    assert opening_length(list(range(50)), [*range(10), 99]) == 0  # too short to be worth a file
 
 
 @pytest.mark.llamacpp
 @pytest.mark.parametrize("speculative", [False, True])
-def test_a_later_process_starts_from_the_saved_opening_and_replies_the_same(
-    tmp_path: Path, speculative: bool
-) -> None:
+def test_a_later_process_starts_from_the_saved_opening_and_replies_the_same(tmp_path: Path, speculative: bool) -> None:
     pytest.importorskip("llama_cpp")
     from agentcli.models import store
     from agentcli.models.llamacpp import load_local_model, unload
@@ -107,3 +105,18 @@ def test_a_broken_saved_state_is_evaluated_again_with_the_same_reply(tmp_path: P
     assert again.text == first.text
     assert len(list(tmp_path.glob("*.kv"))) == 1  # saved afresh
     unload()
+
+
+@pytest.mark.llamacpp
+def test_the_setting_reaches_the_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("llama_cpp")
+    from agentcli.config import load_settings
+    from agentcli.models import store
+    from agentcli.models.resolve import create_model
+
+    store.pull(SMOL, progress=False)
+    assert create_model(SMOL, load_settings(None)).prefix_cache is True  # on by default
+    monkeypatch.setenv("AGENTCLI_PREFIX_CACHE", "false")
+    settings = load_settings(None)
+    assert settings.prefix_cache is False and settings.sources["prefix_cache"] == "env AGENTCLI_PREFIX_CACHE"
+    assert create_model(SMOL, settings).prefix_cache is False

@@ -308,6 +308,28 @@ def test_long_prose_without_a_command_is_cut_short(host):
     assert any("No command found" in e.message for e in events if isinstance(e, FormatError))
 
 
+class OneLineLoopingModel(ScriptedModel):
+    """The 1.5B's plan whose last step goes round in one line (1,024 tokens, 35 s on 2 cores, seen on a
+    task of the test split), unless told to stop."""
+
+    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None, prefix=""):
+        self.calls.append(list(messages))
+        sent = ["PLAN:\n", "1. Review the changes.\n", "2. DONE: The task is complete."]
+        sent += [" The task is", " done.", " The changes have", " been committed", " and pushed."] * 200
+        for number, piece in enumerate(sent, 1):
+            if on_token is not None and on_token(piece):
+                return Reply("".join(sent[:number]), Usage(prompt_tokens=10, completion_tokens=number))
+        return Reply("".join(sent), Usage(prompt_tokens=10, completion_tokens=len(sent)))
+
+
+def test_a_reply_going_round_within_one_line_is_cut_short(host):
+    events: list[Event] = []
+    Agent(OneLineLoopingModel([]), host, EventBus([events.append]), limits=RunLimits(max_steps=1)).run("task")
+    first = next(e for e in events if isinstance(e, ModelReplied))
+    assert first.text.count("The task is done.") < 10  # not 200: looked at every 200 characters
+    assert any(isinstance(e, FormatError) for e in events)  # no command ran: the model is told so
+
+
 class LoopingModel(ScriptedModel):
     """The 1.5B's first reply to a broken test suite: a plan step and an empty block, numbered on and on
     up to the token limit (158 s on 2 cores), unless told to stop."""

@@ -253,6 +253,13 @@ def test_a_prose_line_said_again_and_again_ends_the_reply():
     assert not repeating("```python\ndef test_it():\n" + tests)
 
 
+def test_a_sentence_said_again_and_again_within_one_line_ends_the_reply():
+    looped = "5. DONE: The task is complete." + " The task is done. The changes have been committed." * 3
+    assert repeating(looped)
+    assert not repeating("5. DONE: The task is complete." + " The task is done. The changes have been committed." * 2)
+    assert not repeating("Run it. Run it. Run it.")  # too short to be a loop rather than a style
+
+
 def test_a_plan_ends_at_a_repeated_step_and_holds_at_most_six():
     repeated = "1. Run the tests\n2. Fix it\n3. Check it\n4. Fix it\n5. Done"
     assert extract_plan(repeated) == ["Run the tests", "Fix it", "Check it"]

@@ -19,6 +19,8 @@ from agentcli.models.base import ContextLengthExceeded, Message, Reply
 CONTEXT_RETRIES = 3
 # Characters of reply without any code fence after which generation stops (see ModelCalls.watcher).
 PROSE_LIMIT = 1500
+# Characters streamed within one line after which the reply is looked at all the same.
+LOOK_EVERY = 200
 # A reply that starts as our own observations and notes do: the model echoing them back.
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 
@@ -114,14 +116,19 @@ class ModelCalls:
         seconds) or once it goes round in a loop."""
         run = self.run
         streamed: list[str] = []
+        unread = 0  # characters streamed since the reply was last looked at
 
         def on_token(piece: str) -> bool:
+            nonlocal unread
             run.events.emit(TokenStreamed(text=piece))
             streamed.append(piece)
+            unread += len(piece)
             if run.limits.timeout and run.elapsed() >= run.limits.timeout:
                 return True  # the wall clock holds during generation too; the next limit check ends the run
-            if "\n" not in piece and "`" not in piece:
+            # Looked at where a line or a fence ends, and every so often within a long line.
+            if "\n" not in piece and "`" not in piece and unread < LOOK_EVERY:
                 return False
+            unread = 0
             text = "".join(streamed)
             # Small models can muse for hundreds of tokens without ever writing a command; past this
             # much prose, stop and ask for the command rather than wait for it.

@@ -258,6 +258,10 @@ def test_a_sentence_said_again_and_again_within_one_line_ends_the_reply():
     assert repeating(looped)
     assert not repeating("5. DONE: The task is complete." + " The task is done. The changes have been committed." * 2)
     assert not repeating("Run it. Run it. Run it.")  # too short to be a loop rather than a style
+    assert repeating("Done." + " The task is done. The changes have been committed." * 3 + " The task")  # mid-sentence
+    steps = ["Edit a.py", "Fix the import in b.py", "Update the README", "Rename c.py"]
+    plan = "".join(f"{n}. {step}. Then run the tests again.\n" for n, step in enumerate(steps, 1))
+    assert not repeating(plan)  # a sentence said again in each step of a plan is no loop
 
 
 def test_a_plan_ends_at_a_repeated_step_and_holds_at_most_six():

@@ -257,22 +257,27 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def repeating(text: str) -> bool:
-    """Whether a reply being streamed has fallen into a loop: a prose line or sentence said
-    REPEATS_TO_STOP times (numbers aside), the same lines over and over at its end, or empty shell
-    blocks one after another. Nothing useful follows, and a small model in such a loop runs to the
+    """Whether a reply being streamed has fallen into a loop: a prose line said REPEATS_TO_STOP times
+    (numbers aside), the same lines (or sentences of its last line) over and over at its end, or
+    empty shell blocks one after another. Nothing useful follows, and a small model in such a loop runs to the
     reply's token limit (minutes on a CPU)."""
     blocks = find_blocks(text)
     if sum(1 for b in blocks if b.closed and b.language in SHELL_LANGUAGES and not b.body.strip()) >= 2:
         return True
-    # Sentences count one by one: a loop can go on within one line ("The task is done. The changes
-    # are committed. The task is done. ...") and never end it.
-    said = [
-        re.sub(r"\d+", "#", sentence.strip())
-        for line in _outside_blocks(text).splitlines()
-        for sentence in _SENTENCE_END.split(line)
-    ]
-    counts = Counter(sentence for sentence in said if len(sentence) >= REPEATED_LINE_CHARS)
-    return any(n >= REPEATS_TO_STOP for n in counts.values()) or _repeating_tail(text.splitlines())
+    lines = [re.sub(r"\d+", "#", line.strip()) for line in _outside_blocks(text).splitlines()]
+    counts = Counter(line for line in lines if len(line) >= REPEATED_LINE_CHARS)
+    return (
+        any(n >= REPEATS_TO_STOP for n in counts.values())
+        or _repeating_tail(text.splitlines())
+        or _repeating_tail(_finished_sentences(text.rpartition("\n")[2]))
+    )
+
+
+def _finished_sentences(line: str) -> list[str]:
+    """The sentences of `line` that have ended: a loop can go round within one line ("The task is
+    done. The changes are committed. The task is done. ...") and never end it."""
+    sentences = _SENTENCE_END.split(line)
+    return sentences if line.rstrip().endswith((".", "!", "?")) else sentences[:-1]
 
 
 def _repeating_tail(lines: list[str]) -> bool:

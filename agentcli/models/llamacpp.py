@@ -476,9 +476,14 @@ class LlamaCppModel:
         state = self._prefix_store.load(opening)
         if state is not None and restore_state(llama_cpp, llama, state, opening):
             return 0
+        # Evaluated on its own whether saved or not, so that every run's numbers are a warm start's.
         llama.reset()
-        llama.eval(opening)
-        self._prefix_store.save(opening, saved_state(llama_cpp, llama))
+        try:
+            llama.eval(opening)
+        except (RuntimeError, ValueError) as exc:
+            raise ModelError(f"llama.cpp failed: {exc}") from exc
+        if self._prefix_store.seen_before(opening):
+            self._prefix_store.save(opening, saved_state(llama_cpp, llama))
         return length
 
     @staticmethod

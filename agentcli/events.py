@@ -88,6 +88,23 @@ class ModelReplied(Event):
 
 
 @dataclass
+class ReplyAskedAgain(Event):
+    """A step's first reply, set aside and asked again (policy `resample`: it copied an earlier reply or
+    echoed agentcli's notes; `why` says which), with what that call cost. The step's `model_replied`
+    event is the reply kept; its duration holds both calls."""
+
+    type: ClassVar[str] = "reply_asked_again"
+    step: int
+    text: str
+    why: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    duration: float
+    prompt_evaluated: int | None = None
+
+
+@dataclass
 class CandidateScored(Event):
     """One of the replies sampled for a step that changes code, with the verdict of the check run on it
     (tests failing and passing; None: the check could not say) and whether it was the one kept. A step's

@@ -112,8 +112,8 @@ def machines(labels: list[str]) -> str:
 # A task whose model ran this many times slower than the machine's measure ran beside other load:
 # llama.cpp's threads wait on each other at every layer, so one busy core slows it several times over.
 SLOWED = 2.5
-# Policies that call the model again within a step.
-_MORE_CALLS = ("resample", "select")
+# Policies whose extra calls within a step its journal does not cost apart (candidates also run checks).
+_MORE_CALLS = ("select",)
 
 
 def journal_events(result: dict) -> list[dict]:
@@ -124,25 +124,32 @@ def journal_events(result: dict) -> list[dict]:
     return [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
 
 
+def _expected_seconds(event: dict, speed: dict) -> float:
+    """How long the tokens a model call evaluated and wrote take at the machine's measured speed."""
+    prompt = (event.get("prompt_evaluated") or 0) / speed["prompt_tok_s"]
+    return prompt + event["completion_tokens"] / speed["generation_tok_s"]
+
+
 def model_pace(result: dict, speed: dict) -> float | None:
     """How many times longer the model took in a task's run than the machine's measured speed predicts
     for the tokens it evaluated and wrote (1.2 to 2 on a quiet machine: the grammar, long prompts).
 
-    A step that called the model more than once (a reply asked again, candidates to choose from) is left
-    out: its duration holds every call, its tokens only those of the reply kept."""
+    A step whose reply was asked again counts both calls (its duration holds both); one that chose
+    among candidates is left out: its duration holds their checks too."""
     if not speed.get("prompt_tok_s") or not speed.get("generation_tok_s"):
         return None
-    took = expected = 0.0
-    asked_again = False
+    took = expected = set_aside = 0.0
+    with_candidates = False
     for event in journal_events(result):
         if event.get("type") == "policy_fired" and event.get("name") in _MORE_CALLS:
-            asked_again = True
+            with_candidates = True
+        elif event.get("type") == "reply_asked_again":
+            set_aside += _expected_seconds(event, speed)
         elif event.get("type") == "model_replied":
-            if not asked_again:
+            if not with_candidates:
                 took += event["duration"]
-                expected += (event.get("prompt_evaluated") or 0) / speed["prompt_tok_s"]
-                expected += event["completion_tokens"] / speed["generation_tok_s"]
-            asked_again = False
+                expected += _expected_seconds(event, speed) + set_aside
+            with_candidates, set_aside = False, 0.0
     return took / expected if expected else None
 
 

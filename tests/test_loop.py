@@ -19,6 +19,7 @@ from agentcli.events import (
     ModelReplied,
     Nudge,
     PlanUpdated,
+    ReplyAskedAgain,
 )
 from agentcli.models.base import Message, Reply, Usage
 from agentcli.models.scripted import ScriptedModel
@@ -477,7 +478,12 @@ def test_a_reply_repeated_word_for_word_is_sampled_afresh(host):
     assert outcome.status == "finished" and (Path(host.workdir) / "f.txt").read_text() == "fixed\n"
     assert model.temperatures == [None, None, 0.7]  # the repeat of the useless reply was asked again
     assert outcome.tokens_in == 30  # the discarded reply's tokens still count
-    assert any("repeated an earlier reply word for word: asking again" in getattr(e, "message", "") for e in seen)
+    asked_again = [e for e in seen if isinstance(e, ReplyAskedAgain)]
+    assert [(e.why, e.text, e.prompt_tokens, e.completion_tokens) for e in asked_again] == [
+        ("repeated an earlier reply word for word", "I would fix it.", 10, 5)
+    ]
+    kept = [e for e in seen if isinstance(e, ModelReplied)]
+    assert kept[-2].duration >= asked_again[0].duration  # the step's duration holds both calls
 
 
 def test_a_reply_that_echoes_the_next_step_hint_is_sampled_afresh(host):
@@ -489,7 +495,8 @@ def test_a_reply_that_echoes_the_next_step_hint_is_sampled_afresh(host):
     outcome = Agent(model, host, EventBus([seen.append])).run("write y")
     assert outcome.status == "finished" and outcome.steps == 3
     assert not [e for e in seen if isinstance(e, FormatError)]
-    assert any("echoed a note of agentcli's instead of replying" in getattr(e, "message", "") for e in seen)
+    (asked_again,) = [e for e in seen if isinstance(e, ReplyAskedAgain)]
+    assert asked_again.why == "echoed a note of agentcli's instead of replying" and asked_again.text == echo
     assert all(echo not in m["content"] for m in model.calls[-1] if m["role"] == "assistant")
 
 

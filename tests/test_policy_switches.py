@@ -16,7 +16,17 @@ import pytest
 
 from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import RunLimits
-from agentcli.events import CommandStarted, Event, EventBus, FormatError, ModelPrompt, Notice, Nudge, PolicyFired
+from agentcli.events import (
+    CommandStarted,
+    Event,
+    EventBus,
+    FormatError,
+    ModelPrompt,
+    Notice,
+    Nudge,
+    PolicyFired,
+    ReplyAskedAgain,
+)
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.sandbox.local import HostSandbox
@@ -143,7 +153,7 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "lossy-overwrite": lambda: (root / "notes.txt").read_text() == "a\nb\nc\n",
         "broken-append": lambda: (root / "mod.py").read_text() == "def g():\n    return 1\n",
         "echo-as-block": lambda: "taken as a block" in notes,
-        "resample": lambda: any(isinstance(e, Notice) and "asking again" in e.message for e in events),
+        "resample": lambda: any(isinstance(e, ReplyAskedAgain) for e in events),
         "echoed-done": lambda: "only repeats what agentcli told you" in told,
         "stuck": lambda: any(isinstance(e, Nudge) for e in events),
         "failure-advice": lambda: "count.py is not executable" in shown,

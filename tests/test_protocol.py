@@ -56,15 +56,19 @@ def test_tasks_whose_model_ran_slower_than_the_machines_measure_are_named(tmp_pa
     speed = {"host": socket.gethostname(), "prompt_tok_s": 100.0, "generation_tok_s": 10.0}
     (tmp_path / "run" / "machine.json").write_text(json.dumps([speed]))
     rows = []
-    again = {"type": "policy_fired", "name": "resample"}
-    # 200 prompt tokens and 10 written: 3 s expected. A step that asked twice took 12 s for two replies,
-    # and counts the tokens of the one kept: it tells nothing of the machine's pace.
-    for task, steps in (("quiet", [(0, 5.4)]), ("busy", [(0, 9.0)]), ("asked-again", [(0, 5.4), (1, 12.0)])):
+    reply = {"type": "model_replied", "prompt_evaluated": 200, "completion_tokens": 10}
+    # 200 prompt tokens and 10 written: 3 s expected a call. A reply asked again costs its own call, and
+    # the step's duration holds both; a step with candidates holds their checks: it is left out.
+    asked_again = {"type": "reply_asked_again", "prompt_evaluated": 200, "completion_tokens": 10}
+    candidates = {"type": "policy_fired", "name": "select"}
+    runs = {
+        "quiet": [reply | {"duration": 5.4}],
+        "busy": [reply | {"duration": 9.0}],
+        "asked-again": [reply | {"duration": 5.4}, asked_again, reply | {"duration": 10.8}],
+        "candidates": [reply | {"duration": 5.4}, candidates, reply | {"duration": 40.0}],
+    }
+    for task, events in runs.items():
         (tmp_path / task).mkdir()
-        events = []
-        for asked_again, seconds in steps:
-            reply = {"type": "model_replied", "duration": seconds, "prompt_evaluated": 200, "completion_tokens": 10}
-            events += [again] * asked_again + [reply]
         (tmp_path / task / "agent.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
         rows.append(TaskResult(task=task, status="failed", trajectory=str(tmp_path / task)))
     write(tmp_path / "run" / "test-w0.json", RunInfo(agent="agentcli"), rows)

@@ -11,7 +11,7 @@ from agentcli.agent.candidates import Candidates
 from agentcli.agent.outcome import Stop
 from agentcli.agent.parsing import ParsedReply, normalised
 from agentcli.agent.run_context import RunContext
-from agentcli.events import ModelReplied, ModelStarted, ModelTokens, Notice
+from agentcli.events import ModelReplied, ModelStarted, ModelTokens, ReplyAskedAgain
 from agentcli.models.base import ModelGaveUp
 
 # Sampling temperature for a second try when a reply repeats an earlier one.
@@ -35,7 +35,14 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
             # of its own to say. One sample at a higher temperature breaks it; a DONE that comes back
             # even then is the model insisting, which the checks judge.
             calls.account(reply)
-            ctx.events.emit(Notice(message=f"the model {copied}: asking again"))
+            usage = reply.usage
+            ctx.events.emit(
+                ReplyAskedAgain(
+                    step=step, text=reply_text(reply), why=copied, prompt_tokens=usage.prompt_tokens,
+                    completion_tokens=usage.completion_tokens, cost=reply.cost,
+                    duration=time.monotonic() - asked, prompt_evaluated=usage.prompt_evaluated,
+                )
+            )  # fmt: skip
             asked = time.monotonic()
             reply = calls.complete(temperature=RESAMPLE_TEMPERATURE)
         text = reply_text(reply)

@@ -72,11 +72,11 @@ def resume_point(events: list[dict[str, Any]]) -> ResumePoint:
     upto = effective[: first_prompt[step]]
     prompt = prompts([*upto, effective[first_prompt[step]]])[-1]
     before_step = effective[: step_starts[step]]
-    # Every reply paid for: the steps' replies and the candidates not kept (see agent.selection).
+    # Every reply paid for: the steps' replies, those asked again and the candidates not kept.
     replies = [
         e
         for e in events[: _position(events, effective[first_prompt[step]])]
-        if e.get("type") in ("model_replied", "candidate_scored")
+        if e.get("type") in ("model_replied", "reply_asked_again", "candidate_scored")
     ]
     marker = effective[step_starts[step]]
     shell_states = [e["shell_state"] for e in effective[: step_starts[step] + 1] if e.get("shell_state") is not None]

@@ -23,6 +23,7 @@ from agentcli.events import (
     Notice,
     Nudge,
     PlanUpdated,
+    ReplyAskedAgain,
     RunFinished,
     RunStarted,
 )
@@ -90,6 +91,10 @@ class ConsoleRenderer:
         self._stop_spinner()
         if self.show_thoughts and (thought := prose_of(e.text)):
             self.console.print(Text(thought, style="italic dim"))
+
+    def _on_reply_asked_again(self, e: ReplyAskedAgain) -> None:
+        self._stop_spinner()
+        self.console.print(f"[dim]the model {escape(e.why)}: asking again[/]")
 
     def _on_plan_updated(self, e: PlanUpdated) -> None:
         body = "\n".join(f"{i}. {escape(step)}" for i, step in enumerate(e.steps, 1))

@@ -23,6 +23,7 @@ from agentcli.events import (
     ModelReplied,
     ModelStarted,
     PlanUpdated,
+    ReplyAskedAgain,
     RunFinished,
     RunStarted,
     TokenStreamed,
@@ -217,6 +218,12 @@ class LiveRenderer(ConsoleRenderer):
             return
         self._stream = None
         super()._on_model_replied(e)
+
+    def _on_reply_asked_again(self, e: ReplyAskedAgain) -> None:
+        if self._stream is not None and self._streamed:
+            self.console.print(Text(self._stream.finish(), style="italic"), soft_wrap=True)
+        self._stream, self._streamed = ProseStream(), False  # the reply asked for next streams afresh
+        super()._on_reply_asked_again(e)
 
     def _on_plan_updated(self, e: PlanUpdated) -> None:
         if not self._streamed:  # a streamed plan was just read as it came

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
-from agentcli.agent.begun import change_start
+from agentcli.agent.begun import BegunDefinition, change_start
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.guards import CommandGuards
 from agentcli.agent.outcome import Outcome, RunLimits, Stop
@@ -85,12 +85,12 @@ class RunContext:
         """Whether a reply can be begun for the model where `policy` is on."""
         return getattr(self.model, "continues_replies", False) and self.policies.on(policy)
 
-    def begin_reply(self, start: str, definition_in: str | None = None, policy: str = "begun-replies") -> bool:
+    def begin_reply(self, start: str, definition: BegunDefinition | None = None, policy: str = "begun-replies") -> bool:
         """Begin the next reply with `start`, where the model can go on from it (see agent.begun) and
-        `policy` is on; `definition_in`: the file whose one definition `start` begins."""
+        `policy` is on; `definition`: the one definition `start` begins."""
         if not self.can_begin(policy):
             return False
-        self.state.reply_start, self.state.reply_definition = start, definition_in
+        self.state.reply_start, self.state.reply_definition = start, definition
         self.policies.fired(policy)
         return True
 
@@ -103,5 +103,5 @@ class RunContext:
         if line is None and self.state.shown_definition is not None and self.state.shown_definition[0] == path:
             line = self.state.shown_definition[1]
         start = change_start(path, text, line)
-        if start is not None and self.begin_reply(start.text, path if start.definition else None, policy):
+        if start is not None and self.begin_reply(start.text, start.definition, policy):
             self.events.emit(Notice(message=f"the reply begins with a change to {path}, for the model to go on"))

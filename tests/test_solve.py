@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.agent.begun import BegunDefinition
 from agentcli.agent.state import RunState
 from agentcli.repo import mirror
 from agentcli.sandbox.factory import docker_ready
@@ -253,6 +254,11 @@ def test_a_change_written_back_unchanged_is_not_begun_again(tmp_path: Path):
     state = RunState()
     state.resume_from(resume_point(journaled[: until + 1]).at)
     assert state.copied_back == {"calc.py"}
+    # One resumed at the begun first step knows the definition its block changes.
+    first = next(i for i, e in enumerate(journaled) if e["type"] == "model_prompt" and e["step"] == 1)
+    state = RunState()
+    state.resume_from(resume_point(journaled[: first + 1]).at)
+    assert state.reply_start.endswith("def ") and state.reply_definition == BegunDefinition("calc.py", "double")
 
 
 def test_a_reply_asked_again_is_journaled_with_its_cost_and_counted_on_resume(tmp_path: Path):

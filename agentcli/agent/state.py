@@ -77,3 +77,6 @@ class RunState:
         self.copied_back = {str(path) for path in at.progress.get("copied_back", [])}
         self.earlier_replies = {normalised(text) for text in at.replies}
         self.reply_start = at.prefix
+        begun = at.progress.get("begun_definition")
+        if isinstance(begun, dict) and begun.get("path"):
+            self.reply_definition = BegunDefinition(str(begun["path"]), str(begun.get("name", "")))

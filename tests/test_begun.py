@@ -27,12 +27,12 @@ def test_reads_of_one_file_and_the_line_they_show_from() -> None:
 
 def test_a_change_begins_with_the_definitions_decorators_and_keyword() -> None:
     # The name and signature are the model's to write: a rename or a new parameter is its to make.
-    head = "@cache\ndef "
+    head = "@cache\ndef"
     assert change_start("conf.py", SOURCE, 4).text == "conf.py\n```python\n" + head
     assert change_start("conf.py", SOURCE, 8).text == "conf.py\n```python\n" + head  # a line of its body
     # A method: its class's line, then the method's keyword.
-    assert change_start("conf.py", SOURCE, 13).text == "conf.py\n```python\nclass Rectangle:\n    def "
-    assert change_start("conf.py", SOURCE, 11).text == "conf.py\n```python\nclass "
+    assert change_start("conf.py", SOURCE, 13).text == "conf.py\n```python\nclass Rectangle:\n    def"
+    assert change_start("conf.py", SOURCE, 11).text == "conf.py\n```python\nclass"
     # A definition on one line, a line outside any, or no line: the path and the block's opening.
     assert change_start("conf.py", SOURCE, 16).text == "conf.py\n```python\n"
     assert change_start("conf.py", SOURCE, 2).text == "conf.py\n```python\n"
@@ -42,7 +42,7 @@ def test_a_change_begins_with_the_definitions_decorators_and_keyword() -> None:
     assert change_start("run.sh", "#!/bin/sh\nls\n", None).text == "run.sh\n```bash\n#!/bin/sh\n"
     # A method of a class with a docstring: the class's line, not its docstring.
     shape = 'class Shape:\n    """A shape."""\n\n    async def area(self):\n        return 0\n'
-    assert change_start("shape.py", shape, 4).text == "shape.py\n```python\nclass Shape:\n    async def "
+    assert change_start("shape.py", shape, 4).text == "shape.py\n```python\nclass Shape:\n    async def"
     # The one definition the block that follows changes, named where it is a top-level one.
     assert [change_start("conf.py", SOURCE, line).definition for line in (4, 13, 11, 16, 2)] == [
         BegunDefinition("conf.py", "load"),

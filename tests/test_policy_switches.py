@@ -255,7 +255,7 @@ def test_varied_starts_only_when_on(on, tmp_path):
     """Attempt 1 is begun at the code shown and writes it back unchanged; attempt 2 starts on the
     model's own where the policy is on, and is begun the same way where it is off."""
     repo = committed_repo(tmp_path / "repo", {"calc.py": "def double(x):\n    return x\n"})
-    copy, change = "double(x):\n    return x\n```", "double(x):\n    return 2 * x\n```"
+    copy, change = " double(x):\n    return x\n```", " double(x):\n    return 2 * x\n```"
     script = [copy, "DONE: done.", "DONE: done, really.", change, "DONE: doubled."]
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps({"replies": script, "continues_replies": True}))
@@ -297,7 +297,7 @@ FIRST_STEP_SCENARIOS = [
 )
 def test_first_step_policy_acts_only_when_on(policy, task, files, acted_on, tmp_path):
     replies = tmp_path / "replies.json"
-    script = ["double(x):\n    print(1)\n```", "DONE: done."]
+    script = [" double(x):\n    print(1)\n```", "DONE: done."]
     replies.write_text(json.dumps({"replies": script, "continues_replies": True}))
     for on in (True, False):
         repo = committed_repo(tmp_path / ("on" if on else "off"), files)

@@ -5,7 +5,7 @@ parts ..." and answers every step with `cat` of the same lines; told that readin
 nothing on, it reads them again. Where the model can be made to go on from a given start (see
 `Model.continues_replies`), its next reply begins with the edit itself: the file's path, the opening
 of a code block and, for a Python definition it was shown, the definition's decorators and keyword
-(`def `, `class `; a method's class line first). What it writes from there is the definition: its
+(`def`, `class`; a method's class line first). What it writes from there is the definition: its
 name and signature are its own to change (a rename, a new parameter, a default), and a top-level
 definition written under another name replaces the one begun (see agent.edits).
 """
@@ -105,9 +105,11 @@ def _top(node: Definition) -> int:
 
 
 def _keyword(lines: list[str], node: Definition) -> str:
-    """`node`'s decorators and its line up to its name (`    async def `): the rest is the model's."""
+    """`node`'s decorators and its line up to its keyword (`    async def`): the rest is the model's.
+    Not the space after it: the model's next token carries its own (` compute_total`), and a begun
+    reply ending in a space made it write `def  compute_total`."""
     at = lines[node.lineno - 1]
-    keyword = re.match(r"\s*(?:async\s+def|def|class)\s+", at)
+    keyword = re.match(r"\s*(?:async\s+def|def|class)(?=\s)", at)
     return _lines(lines, _top(node), node.lineno - 1) + (keyword.group(0) if keyword else "")
 
 

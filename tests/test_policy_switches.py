@@ -250,27 +250,6 @@ def test_retries_only_when_on(on, tmp_path, write_replies):
     assert fired(events, "retries") == on
 
 
-@pytest.mark.parametrize("on", [True, False])
-def test_varied_starts_only_when_on(on, tmp_path):
-    """Attempt 1 is begun at the code shown and writes it back unchanged; attempt 2 starts on the
-    model's own where the policy is on, and is begun the same way where it is off."""
-    repo = committed_repo(tmp_path / "repo", {"calc.py": "def double(x):\n    return x\n"})
-    copy, change = " double(x):\n    return x\n```", " double(x):\n    return 2 * x\n```"
-    script = [copy, "DONE: done.", "DONE: done, really.", change, "DONE: doubled."]
-    replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps({"replies": script, "continues_replies": True}))
-    switches = [] if on else ["--policy", "varied-starts=off"]
-    task = "Make `double` in calc.py return twice its argument."
-    model = f"scripted:{replies}"
-    result = agentcli("solve", task, "--model", model, "--sandbox", "host", "--json", *switches, cwd=repo)
-    events = [json.loads(line) for line in result.stdout.splitlines()]
-    assert any(e["type"] == "notice" and "attempt 1 finished without changing" in e["message"] for e in events)
-    texts = {e["step"]: e["text"] for e in events if e["type"] == "model_replied"}
-    assert texts[1].startswith("calc.py\n```python\ndef double")  # the first attempt is begun either way
-    assert texts[4].startswith("calc.py\n```python\ndef double") != on, texts
-    assert fired(events, "varied-starts") == on
-
-
 # What the session shows or begins before the first reply, through `agentcli solve` (with a model that
 # goes on from a begun reply, as llama.cpp does).
 FIRST_STEP_SCENARIOS = [
@@ -317,7 +296,7 @@ def test_every_policy_has_a_switch_test():
     # missing-import in test_reply_grammar, test_policies, test_selection, test_solve, test_loop,
     # test_changes_shown and test_missing_import.
     apart = {"retries", "reply-grammar", "tests", "select", "failing-before", "asked-file", "changes-shown"}
-    apart |= {"missing-import", "varied-starts"}
+    apart |= {"missing-import"}
     covered = {s.policy for s in SCENARIOS} | {s[0] for s in SESSION_SCENARIOS}
     covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart
     assert covered == set(BY_NAME)

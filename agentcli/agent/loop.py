@@ -83,13 +83,9 @@ class Agent:
         self.candidates = Candidates(self.ctx, self.calls)
         self.finisher = Finisher(self.ctx)
 
-    def run(
-        self, task: str, *, context_text: str = "", first_looks: Sequence[str] = (), own_start: bool = False
-    ) -> Outcome:
+    def run(self, task: str, *, context_text: str = "", first_looks: Sequence[str] = ()) -> Outcome:
         """Work on `task` until the model finishes or a limit trips. `context_text` follows the task, then
-        the results of `first_looks`: commands run before the first reply to show the current state.
-        `own_start`: the first reply is the model's own, not begun at the code shown (a retried attempt
-        whose predecessor was begun there, see session.attempts)."""
+        the results of `first_looks`: commands run before the first reply to show the current state."""
         ctx = self.ctx
         ctx.recent_outputs = RecentOutputs()
         ctx.state.shown_definition = None
@@ -97,9 +93,7 @@ class Agent:
         parts = [context_text.strip(), *(first_look(ctx, command) for command in first_looks)]
         context = "\n\n".join(p for p in parts if p).rstrip()
         ctx.context.start(system, render("task", task=task.strip(), context=context))
-        if ctx.state.shown_definition is not None and own_start and ctx.can_begin("first-change"):
-            ctx.policies.fired("varied-starts")
-        elif ctx.state.shown_definition is not None:
+        if ctx.state.shown_definition is not None:
             # Shown the definition to change, a small model plans to read it and reads it, again and
             # again: the first reply is the change, begun.
             ctx.begin_change(*ctx.state.shown_definition, policy="first-change")

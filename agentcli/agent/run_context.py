@@ -81,14 +81,10 @@ class RunContext:
             timeout = max(1.0, min(timeout, left / 3))
         return timeout
 
-    def can_begin(self, policy: str) -> bool:
-        """Whether a reply can be begun for the model where `policy` is on."""
-        return getattr(self.model, "continues_replies", False) and self.policies.on(policy)
-
     def begin_reply(self, start: str, definition: BegunDefinition | None = None, policy: str = "begun-replies") -> bool:
         """Begin the next reply with `start`, where the model can go on from it (see agent.begun) and
         `policy` is on; `definition`: the one definition `start` begins."""
-        if not self.can_begin(policy):
+        if not getattr(self.model, "continues_replies", False) or not self.policies.on(policy):
             return False
         self.state.reply_start, self.state.reply_definition = start, definition
         self.policies.fired(policy)

@@ -72,7 +72,6 @@ CATALOG: tuple[Policy, ...] = (
     # The run as a whole.
     Policy("stuck", "Commands repeated with the same result get a nudge, then end the attempt as stuck."),
     Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),
-    Policy("varied-starts", "A retried attempt's first reply is the model's own where the one before was begun."),
 )
 BY_NAME = {policy.name: policy for policy in CATALOG}
 # Policies deleted because they added nothing where measured (docs/measurements.md): switching one off is

@@ -82,10 +82,7 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
         if attempt > 1:
             agent.ctx.temperature = max(settings.temperature, RETRY_TEMPERATURE)
         earlier = "\n\n".join([context_text, *taken_back]) if taken_back else context_text
-        # Begun the same way, a fresh attempt at a low temperature often goes where the last one went:
-        # every other attempt starts on the model's own.
-        own_start = attempt % 2 == 0 and session.policies.on("varied-starts")
-        outcome = agent.run(task, context_text=earlier, first_looks=setup.looks, own_start=own_start)
+        outcome = agent.run(task, context_text=earlier, first_looks=setup.looks)
         if mark.checkpoint is not None and cp.damaged(root, mark.checkpoint):
             # No attempt on a broken repository: a state set aside comes back (its objects from
             # agentcli's copy); else the result says so, and undo mends it.

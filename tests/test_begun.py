@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentcli.agent.begun import BegunDefinition, change_start, read_file
+from agentcli.agent.begun import change_start, read_file
 
 SOURCE = (
     "import os\n\n\n"
@@ -25,14 +25,14 @@ def test_reads_of_one_file_and_the_line_they_show_from() -> None:
     assert read_file("cat app.py | grep x") is None
 
 
-def test_a_change_begins_with_the_definitions_decorators_and_keyword() -> None:
-    # The name and signature are the model's to write: a rename or a new parameter is its to make.
-    head = "@cache\ndef"
+def test_a_change_begins_with_the_definition_down_to_its_docstring() -> None:
+    head = SOURCE.split("\n\n\n")[1].removesuffix("    raise NotImplementedError")
     assert change_start("conf.py", SOURCE, 4).text == "conf.py\n```python\n" + head
     assert change_start("conf.py", SOURCE, 8).text == "conf.py\n```python\n" + head  # a line of its body
-    # A method: its class's line, then the method's keyword.
-    assert change_start("conf.py", SOURCE, 13).text == "conf.py\n```python\nclass Rectangle:\n    def"
-    assert change_start("conf.py", SOURCE, 11).text == "conf.py\n```python\nclass"
+    # A method: its class's line, then the method's signature (it has no docstring).
+    method = "class Rectangle:\n    def __init__(self, w, h):\n"
+    assert change_start("conf.py", SOURCE, 13).text == "conf.py\n```python\n" + method
+    assert change_start("conf.py", SOURCE, 11).text == "conf.py\n```python\nclass Rectangle:\n"
     # A definition on one line, a line outside any, or no line: the path and the block's opening.
     assert change_start("conf.py", SOURCE, 16).text == "conf.py\n```python\n"
     assert change_start("conf.py", SOURCE, 2).text == "conf.py\n```python\n"
@@ -40,17 +40,11 @@ def test_a_change_begins_with_the_definitions_decorators_and_keyword() -> None:
     # A shell script's block starts as a script (else it is a command to run): its own `#!` line.
     assert change_start("backup.sh", "cp a b\n", None).text == "backup.sh\n```bash\n#!/bin/bash\n"
     assert change_start("run.sh", "#!/bin/sh\nls\n", None).text == "run.sh\n```bash\n#!/bin/sh\n"
-    # A method of a class with a docstring: the class's line, not its docstring.
-    shape = 'class Shape:\n    """A shape."""\n\n    async def area(self):\n        return 0\n'
-    assert change_start("shape.py", shape, 4).text == "shape.py\n```python\nclass Shape:\n    async def"
-    # The one definition the block that follows changes, named where it is a top-level one.
-    assert [change_start("conf.py", SOURCE, line).definition for line in (4, 13, 11, 16, 2)] == [
-        BegunDefinition("conf.py", "load"),
-        BegunDefinition("conf.py", ""),
-        BegunDefinition("conf.py", "Rectangle"),
-        None,
-        None,
-    ]
+    # The blank line after a class's docstring is the file's own spacing, kept.
+    shape = 'class Shape:\n    """A shape."""\n\n    def area(self):\n        return 0\n'
+    assert change_start("shape.py", shape, 1).text == 'shape.py\n```python\nclass Shape:\n    """A shape."""\n\n'
+    # Whether the block that follows is one definition's change, not the whole file.
+    assert [change_start("conf.py", SOURCE, line).definition for line in (4, 13, 11, 16, 2)] == [1, 1, 1, 0, 0]
 
 
 def test_no_change_is_begun_in_data_tests_or_unknown_files() -> None:

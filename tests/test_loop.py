@@ -1034,18 +1034,20 @@ def test_the_definition_shown_first_begins_the_first_reply_with_its_change(host,
     durations = tmp_path / "durations.py"
     durations.write_text(source)
     look = lines_look("durations.py", 5, 16)
-    body = " parse_duration(text: str) -> int:\n    hours, minutes = text.split('h')\n    return int(hours) * 3600\n```"
+    body = "    hours, minutes = text.split('h')\n    return int(hours) * 3600\n```"
     model = ScriptedModel([body, "DONE: x"], continues_replies=True)
     seen: list[Event] = []
     Agent(model, host, EventBus([seen.append]), limits=RunLimits(max_steps=1)).run(
         "Implement parse_duration", first_looks=[look]
     )
-    head = "durations.py\n```python\ndef"  # the name and signature are the model's to write
+    definition = source.split("\n\n\n")[1].removesuffix("    raise NotImplementedError\n")
+    head = "durations.py\n```python\n" + definition
     assert model.prefixes == [head]
     replied = [e.text for e in seen if isinstance(e, ModelReplied)]
     assert replied[0] == head + body  # the reply as the model's own, prefix included
-    written = head.removeprefix("durations.py\n```python\n") + body.removesuffix("```")
-    assert durations.read_text() == source.split("\n\n\n")[0] + "\n\n\n" + written
+    assert durations.read_text() == source.replace(
+        "    raise NotImplementedError\n", "    hours, minutes = text.split('h')\n    return int(hours) * 3600\n"
+    )
 
 
 def test_a_reply_is_begun_only_for_a_model_that_continues_replies_and_a_source_file(host, tmp_path: Path):
@@ -1085,10 +1087,10 @@ def test_a_failing_command_sent_again_begins_the_fix_of_the_function_it_failed_i
     app = tmp_path / "app.py"
     app.write_text("def half(x):\n    return x / 0\n\n\nprint(half(4))\n")
     again = ["Run it.\n```bash\npython3 app.py\n```", "Run it again.\n```bash\npython3 app.py\n```"]
-    replies = [*again, " half(x):\n    return x / 2\n```", "DONE: x"]
+    replies = [*again, "    return x / 2\n```", "DONE: x"]
     model = ScriptedModel(replies, continues_replies=True)
     Agent(model, host, EventBus(), limits=RunLimits(max_steps=3)).run("make app.py print half of 4")
-    assert model.prefixes == ["", "", "app.py\n```python\ndef"]
+    assert model.prefixes == ["", "", "app.py\n```python\ndef half(x):\n"]
     assert app.read_text() == "def half(x):\n    return x / 2\n\n\nprint(half(4))\n"
 
 
@@ -1101,14 +1103,14 @@ def test_an_objection_the_code_answers_begins_the_change_of_the_definition_shown
         'class Rectangle:\n    """A rectangle."""\n\n    def __init__(self, width):\n        self.width = width\n'
     )
     look = lines_look("geometry.py", 1, 5)
-    first = " Rectangle:\n    def __init__(self, width):\n        if width <= 0:\n            raise ValueError(width)\n"
+    first = "    def __init__(self, width):\n        if width <= 0:\n            raise ValueError(width)\n"
     first += "        self.width = width\n```"
     check = "```bash\npython3 -c 'import geometry'\n```"
-    fix = " Rectangle:\n    def __init__(self, width):\n        self.width = float(width)\n```"
+    fix = "    def __init__(self, width):\n        self.width = float(width)\n```"
     model = ScriptedModel([first, check, "DONE: checked", fix], continues_replies=True)
     agent = Agent(model, host, EventBus(), limits=RunLimits(max_steps=4))
     agent.ctx.finish_checks = [DoneCheck("examples", lambda: "`Rectangle(width='3')` raises TypeError", code=True)]
     agent.run("Make Rectangle raise ValueError", first_looks=[look])
-    head = "geometry.py\n```python\nclass"
+    head = 'geometry.py\n```python\nclass Rectangle:\n    """A rectangle."""\n\n'
     assert model.prefixes == [head, "", "", head]
     assert "float(width)" in geometry.read_text()

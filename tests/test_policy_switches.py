@@ -276,8 +276,7 @@ FIRST_STEP_SCENARIOS = [
 )
 def test_first_step_policy_acts_only_when_on(policy, task, files, acted_on, tmp_path):
     replies = tmp_path / "replies.json"
-    script = [" double(x):\n    print(1)\n```", "DONE: done."]
-    replies.write_text(json.dumps({"replies": script, "continues_replies": True}))
+    replies.write_text(json.dumps({"replies": ["print(1)\n```", "DONE: done."], "continues_replies": True}))
     for on in (True, False):
         repo = committed_repo(tmp_path / ("on" if on else "off"), files)
         switches = ["--policy", "retries=off"] + ([] if on else ["--policy", f"{policy}=off"])

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.begun import BegunDefinition
 from agentcli.agent.state import RunState
 from agentcli.repo import mirror
 from agentcli.sandbox.factory import docker_ready
@@ -238,7 +237,7 @@ def test_a_change_written_back_unchanged_is_not_begun_again(tmp_path: Path):
     """Begun at the code it was shown, a small model copies it; begun there again, it copies it again."""
     repo = committed_repo(tmp_path / "repo", {"calc.py": "def double(x):\n    return x\n"})
     replies = tmp_path / "replies.json"
-    script = [" double(x):\n    return x\n```", "DONE: done.", "```bash\ncat calc.py\n```", "DONE: really."]
+    script = ["    return x\n```", "DONE: done.", "```bash\ncat calc.py\n```", "DONE: really."]
     replies.write_text(json.dumps({"replies": script, "continues_replies": True}))
     task = "Make `double` in calc.py return twice its argument."
     result, events = solve_json(repo, task, f"scripted:{replies}")
@@ -254,11 +253,11 @@ def test_a_change_written_back_unchanged_is_not_begun_again(tmp_path: Path):
     state = RunState()
     state.resume_from(resume_point(journaled[: until + 1]).at)
     assert state.copied_back == {"calc.py"}
-    # One resumed at the begun first step knows the definition its block changes.
+    # One resumed at the begun first step knows its block is that definition's change, not the file.
     first = next(i for i, e in enumerate(journaled) if e["type"] == "model_prompt" and e["step"] == 1)
     state = RunState()
     state.resume_from(resume_point(journaled[: first + 1]).at)
-    assert state.reply_start.endswith("def") and state.reply_definition == BegunDefinition("calc.py", "double")
+    assert state.reply_start.endswith("def double(x):\n") and state.reply_definition == "calc.py"
 
 
 def test_a_reply_asked_again_is_journaled_with_its_cost_and_counted_on_resume(tmp_path: Path):
@@ -338,7 +337,7 @@ def test_a_shell_commands_paths_are_from_where_the_shell_is(failing_repo: Path, 
 def test_a_reply_begun_at_a_failure_after_cd_changes_the_file_that_failed(failing_repo: Path, tmp_path: Path):
     _calc_in_lib(failing_repo)
     run = "```bash\npython3 -c \"import calc; calc.add(1, 'x')\"\n```"
-    replies = ["```bash\ncd lib\n```", run, "Again.\n" + run, " add(a, b):\n    return a + b\n```", "DONE: fixed add"]
+    replies = ["```bash\ncd lib\n```", run, "Again.\n" + run, "    return a + b\n```", "DONE: fixed add"]
     path = tmp_path / "replies-begun.json"
     path.write_text(json.dumps({"replies": replies, "continues_replies": True}))
     _, events = solve_json(failing_repo, "fix add", f"scripted:{path}")

@@ -3,7 +3,6 @@ its tokens counted, and read into the action it asks for. Also whether a reply o
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any
@@ -106,8 +105,7 @@ class ModelCalls:
                     "echoes_in_a_row": state.echoes_in_a_row,
                     "own_check": state.own_check,
                     "copied_back": sorted(state.copied_back),
-                    # The definition the prefix begins, whose change the block is.
-                    "begun_definition": dataclasses.asdict(state.reply_definition) if state.reply_definition else None,
+                    "reply_definition": state.reply_definition,  # the file whose definition the prefix begins
                 },
             )
         )

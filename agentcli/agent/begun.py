@@ -4,10 +4,8 @@ Shown the function it must implement, a small model plans "1. Read the docstring
 parts ..." and answers every step with `cat` of the same lines; told that reading them again moves
 nothing on, it reads them again. Where the model can be made to go on from a given start (see
 `Model.continues_replies`), its next reply begins with the edit itself: the file's path, the opening
-of a code block and, for a Python definition it was shown, the definition's decorators and keyword
-(`def`, `class`; a method's class line first). What it writes from there is the definition: its
-name and signature are its own to change (a rename, a new parameter, a default), and a top-level
-definition written under another name replaces the one begun (see agent.edits).
+of a code block and, for a Python definition it was shown, the definition's first lines down to its
+docstring. What it writes from there is the body: the one thing it would not begin on its own.
 """
 
 from __future__ import annotations
@@ -42,20 +40,12 @@ def read_file(command: str) -> tuple[str, int | None] | None:
 
 
 @dataclass(frozen=True)
-class BegunDefinition:
-    """The definition a reply was begun with: the block that follows is its change, not the whole
-    file. `name`: a top-level definition's, which the block's first definition replaces."""
-
-    path: str
-    name: str = ""
-
-
-@dataclass(frozen=True)
 class BegunChange:
-    """The start of a reply that changes a file; `definition`: the one definition it begins, if any."""
+    """The start of a reply that changes a file; `definition`: it holds the start of one definition
+    (the block that follows is that definition's change, not the whole file)."""
 
     text: str
-    definition: BegunDefinition | None = None
+    definition: bool
 
 
 def change_start(path: str, text: str, line: int | None) -> BegunChange | None:
@@ -65,52 +55,52 @@ def change_start(path: str, text: str, line: int | None) -> BegunChange | None:
     language = LANGUAGES.get(PurePosixPath(path).suffix)
     if language is None or is_test_file(path):
         return None
+    head = _definition_head(text, line) if language == "python" and line is not None else ""
     if language == "bash":
         # A shell block is a command to run unless it starts as a script does.
         first = text.partition("\n")[0]
         interpreter = first if first.startswith("#!") else "#!/bin/bash"
-        return BegunChange(render("begun/change", path=path, language="bash", head=f"{interpreter}\n"))
-    head, name = _definition_head(text, line) if language == "python" and line is not None else ("", "")
-    start = render("begun/change", path=path, language=language, head=head)
-    return BegunChange(start, BegunDefinition(path, name) if head else None)
+        return BegunChange(render("begun/change", path=path, language="bash", head=f"{interpreter}\n"), False)
+    return BegunChange(render("begun/change", path=path, language=language, head=head), bool(head))
 
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
-def _definition_head(text: str, line: int) -> tuple[str, str]:
-    """The start of the definition that holds `line`: its decorators and keyword, for a method its
-    class's own line before them; and the definition's name where it is a top-level one. ("", "")
-    where `line` is in no definition, or one written on one line."""
+def _definition_head(text: str, line: int) -> str:
+    """The first lines of the function that holds `line`, down to its docstring (or its signature,
+    without one); for a method, its class's own line before them; for a class, the class's lines
+    down to its docstring. "" where `line` is in no definition, or one written on one line."""
     tree = parse(text)
     if tree is None:
-        return "", ""
+        return ""
     lines = text.splitlines()
     for node in tree.body:
         if not isinstance(node, Definition) or not _top(node) <= line <= (node.end_lineno or node.lineno):
             continue
-        if node.body[0].lineno == node.lineno:
-            return "", ""
         if isinstance(node, ast.ClassDef):
             for method in node.body:
                 if isinstance(method, Definition) and _top(method) <= line <= (method.end_lineno or method.lineno):
                     signature = _lines(lines, _top(node), node.body[0].lineno - 1)
-                    return (signature + _keyword(lines, method), "") if signature else ("", "")
-        return _keyword(lines, node), node.name
-    return "", ""
+                    return signature + _head(lines, method) if signature else ""
+        return _head(lines, node)
+    return ""
 
 
 def _top(node: Definition) -> int:
     return min([node.lineno, *(d.lineno for d in node.decorator_list)])
 
 
-def _keyword(lines: list[str], node: Definition) -> str:
-    """`node`'s decorators and its line up to its keyword (`    async def`): the rest is the model's.
-    Not the space after it: the model's next token carries its own (` compute_total`), and a begun
-    reply ending in a space made it write `def  compute_total`."""
-    at = lines[node.lineno - 1]
-    keyword = re.match(r"\s*(?:async\s+def|def|class)(?=\s)", at)
-    return _lines(lines, _top(node), node.lineno - 1) + (keyword.group(0) if keyword else "")
+def _head(lines: list[str], node: Definition) -> str:
+    """`node`'s lines from its first (decorators included) down to its docstring or its signature,
+    and the blank lines after its docstring (the file's own spacing, which the model keeps)."""
+    body = node.body[0]
+    docstring = isinstance(body, ast.Expr) and isinstance(getattr(body.value, "value", None), str)
+    last = (body.end_lineno or body.lineno) if docstring else body.lineno - 1
+    end = node.end_lineno or node.lineno
+    while docstring and last < end and not lines[last].strip():
+        last += 1
+    return _lines(lines, _top(node), last)
 
 
 def _lines(lines: list[str], first: int, last: int) -> str:

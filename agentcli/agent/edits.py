@@ -49,17 +49,15 @@ def python_script_command(script: str) -> str:
 FRAGMENT_MIN_LINES = 8
 
 
-def new_content(
-    path: str, original: str | None, block: str, *, partial: bool = False, replaces: str = ""
-) -> tuple[str, str]:
+def new_content(path: str, original: str | None, block: str, *, partial: bool = False) -> tuple[str, str]:
     """What the file should hold after the edit, and how the edit was understood (for the model).
 
     `partial`: the block holds only the definitions it changes, even if those are all the file has
-    (a reply agentcli began with one definition of the file, `replaces` where it is a top-level one)."""
+    (a reply agentcli began with one definition of the file)."""
     if original is None:
         return block, render("notes/block_written", path=path, how="created")
     if path.endswith(".py"):
-        merged = merge_python(original, block, partial=partial, replaces=replaces)
+        merged = merge_python(original, block, partial=partial)
         if merged is not None:
             return merged, render("notes/block_written", path=path, how="merged")
     return block, render("notes/block_written", path=path, how="rewrote")
@@ -176,7 +174,7 @@ def _covers(old_tree: ast.Module, new_nodes: list[ast.stmt]) -> bool:
     return True
 
 
-def merge_python(original: str, snippet: str, *, partial: bool = False, replaces: str = "") -> str | None:
+def merge_python(original: str, snippet: str, *, partial: bool = False) -> str | None:
     """Splice the definitions of a partial Python block into the file; None when the block is a whole file.
 
     A block is partial when it holds only definitions, imports and new values of the file's top-level
@@ -184,8 +182,7 @@ def merge_python(original: str, snippet: str, *, partial: bool = False, replaces
     which then replaces the file's, and leaves out some of the file's top-level definitions. Functions
     and classes replace those of the same name (a class's methods merge one by one); new ones go at
     the end; an assignment replaces the file's to the same name; missing imports go after the
-    existing ones. `replaces`: the top-level definition the block was begun as the change of; where
-    the block does not define it, its first new definition replaces it (the definition renamed).
+    existing ones.
     """
     snippet = textwrap.dedent(snippet)
     new_tree = parse(snippet)
@@ -216,7 +213,6 @@ def merge_python(original: str, snippet: str, *, partial: bool = False, replaces
     snippet_lines = snippet.splitlines(keepends=True)
     edits: list[tuple[int, int, list[str]]] = []  # (start, end) line ranges of `lines`, replaced
     appended: list[str] = []
-    renamed = _find(old_tree.body, replaces) if replaces and _find(new_nodes, replaces) is None else None
     for node in new_nodes:
         if old_guard is not None and _is_main_guard(node):
             edits.append(
@@ -233,8 +229,6 @@ def merge_python(original: str, snippet: str, *, partial: bool = False, replaces
             edits.append((setting.lineno - 1, setting.end_lineno or setting.lineno, _segment(snippet_lines, node)))
             continue
         target = _find(old_tree.body, node.name)
-        if target is None and renamed is not None:
-            target, renamed = renamed, None
         if target is None:
             method_owner = _class_with_method(old_tree, node.name) if not isinstance(node, ast.ClassDef) else None
             if method_owner is not None:

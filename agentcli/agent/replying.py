@@ -54,7 +54,7 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
     except ModelGaveUp as e:
         raise Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
     finally:
-        state.begun_definition = state.reply_definition
+        state.begun_definition_in = state.reply_definition
         state.reply_start, state.reply_definition = "", None
     ctx.outcome.steps = step
     state.earlier_replies.add(normalised(text))

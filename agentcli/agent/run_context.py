@@ -9,7 +9,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
-from agentcli.agent.begun import BegunDefinition, change_start
+from agentcli.agent.begun import change_start
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.guards import CommandGuards
 from agentcli.agent.outcome import Outcome, RunLimits, Stop
@@ -81,12 +81,12 @@ class RunContext:
             timeout = max(1.0, min(timeout, left / 3))
         return timeout
 
-    def begin_reply(self, start: str, definition: BegunDefinition | None = None, policy: str = "begun-replies") -> bool:
+    def begin_reply(self, start: str, definition_in: str | None = None, policy: str = "begun-replies") -> bool:
         """Begin the next reply with `start`, where the model can go on from it (see agent.begun) and
-        `policy` is on; `definition`: the one definition `start` begins."""
+        `policy` is on; `definition_in`: the file whose one definition `start` begins."""
         if not getattr(self.model, "continues_replies", False) or not self.policies.on(policy):
             return False
-        self.state.reply_start, self.state.reply_definition = start, definition
+        self.state.reply_start, self.state.reply_definition = start, definition_in
         self.policies.fired(policy)
         return True
 
@@ -99,5 +99,5 @@ class RunContext:
         if line is None and self.state.shown_definition is not None and self.state.shown_definition[0] == path:
             line = self.state.shown_definition[1]
         start = change_start(path, text, line)
-        if start is not None and self.begin_reply(start.text, start.definition, policy):
+        if start is not None and self.begin_reply(start.text, path if start.definition else None, policy):
             self.events.emit(Notice(message=f"the reply begins with a change to {path}, for the model to go on"))

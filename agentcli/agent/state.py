@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from agentcli.agent.begun import BegunDefinition
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.outcome import Resumed
 from agentcli.agent.parsing import normalised
@@ -58,9 +57,9 @@ class RunState:
     # The file and first line of the definition the first looks showed, to change.
     shown_definition: tuple[str, int] | None = None
     reply_start: str = ""  # how the next reply begins, written for the model (see agent.begun); "" for none
-    # The definition the reply was begun with: the block is that definition's change.
-    begun_definition: BegunDefinition | None = None
-    reply_definition: BegunDefinition | None = None  # the same, for the reply begun next
+    # The file whose one definition the reply was begun with: the block is that definition's change.
+    begun_definition_in: str | None = None
+    reply_definition: str | None = None  # the same, for the reply begun next
     # Files a block wrote back just as they were: a change begun there again is copied again.
     copied_back: set[str] = field(default_factory=set)
     prompt_sent: list[Message] = field(default_factory=list)  # the last prompt journaled
@@ -77,6 +76,5 @@ class RunState:
         self.copied_back = {str(path) for path in at.progress.get("copied_back", [])}
         self.earlier_replies = {normalised(text) for text in at.replies}
         self.reply_start = at.prefix
-        begun = at.progress.get("begun_definition")
-        if isinstance(begun, dict) and begun.get("path"):
-            self.reply_definition = BegunDefinition(str(begun["path"]), str(begun.get("name", "")))
+        begun_in = at.progress.get("reply_definition")
+        self.reply_definition = begun_in if isinstance(begun_in, str) and begun_in else None

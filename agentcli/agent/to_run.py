@@ -25,7 +25,7 @@ def command_to_run(run: RunContext, parsed: ParsedReply) -> tuple[str, list[str]
         run.policies.fired("literal-heredoc")
         command, notes = quoted[0], [*notes, render("notes/literal_heredoc", files=quoted[1])]
     if parsed.file_write is not None:
-        written = block_write(run.repo, parsed, state.begun_definition, run.policies.on("missing-import"))
+        written = block_write(run.repo, parsed, state.begun_definition_in, run.policies.on("missing-import"))
         if isinstance(written, str):
             raise Refused(written, "fragment")
         if written.imported:

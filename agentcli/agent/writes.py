@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from agentcli.agent.begun import BegunDefinition
 from agentcli.agent.edits import describe_change, new_content, replaces_with_fragment
 from agentcli.agent.missing_imports import completed_imports
 from agentcli.agent.parsing import ParsedReply
@@ -18,17 +17,14 @@ class BlockWrite(NamedTuple):
     imported: bool  # standard-library imports the block lacked were added (policy `missing-import`)
 
 
-def block_write(
-    repo: RepoView, parsed: ParsedReply, begun: BegunDefinition | None, add_imports: bool
-) -> BlockWrite | str:
+def block_write(repo: RepoView, parsed: ParsedReply, begun_in: str | None, add_imports: bool) -> BlockWrite | str:
     """The command that writes `parsed`'s block to its file and the notes on it, or why it is not written
-    (`begun`: the definition the reply was begun with; `add_imports`: complete the standard-library
-    imports the change leaves missing)."""
+    (`begun_in`: the file whose one definition the reply was begun with; `add_imports`: complete the
+    standard-library imports the change leaves missing)."""
     assert parsed.file_write is not None
     path, block = parsed.file_write
     before = repo.read(path)
-    at_begun = begun is not None and begun.path == path
-    content, how = new_content(path, before, block, partial=at_begun, replaces=begun.name if at_begun else "")
+    content, how = new_content(path, before, block, partial=path == begun_in)
     if before is not None and replaces_with_fragment(before, content):
         # "Look at line 15:" and a one-line block: a quote, not the file's new content.
         shown, lines = len(content.splitlines()), len(before.splitlines())

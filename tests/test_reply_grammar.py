@@ -52,13 +52,13 @@ def engine():
     return model, model._engine()
 
 
-def _accepts(engine, prefix: str, text: str) -> bool:
+def _accepts(engine, prefix: str, text: str, own_lines_barred: bool = False) -> bool:
     """Whether llama.cpp's grammar engine lets `text` follow `prefix`, token by token, and then end."""
     import llama_cpp
 
     from agentcli.models.grammar_filter import GrammarFilter
 
-    grammar = reply_grammar(prefix)
+    grammar = reply_grammar(prefix, own_lines_barred=own_lines_barred)
     assert grammar is not None
     llama = engine[1].llama
     constraint = GrammarFilter(llama_cpp, llama._model.vocab, grammar)
@@ -97,9 +97,10 @@ MALFORMED = {
 
 
 @pytest.mark.llamacpp
+@pytest.mark.parametrize("barred", [False, True])
 @pytest.mark.parametrize("reply", WELL_FORMED)
-def test_llama_cpp_accepts_well_formed_replies(engine, reply: str) -> None:
-    assert _accepts(engine, "", reply)
+def test_llama_cpp_accepts_well_formed_replies(engine, reply: str, barred: bool) -> None:
+    assert _accepts(engine, "", reply, own_lines_barred=barred)
     parsed = parse_reply(reply)
     assert parsed.command or parsed.file_write or parsed.code or parsed.finished
 
@@ -108,6 +109,50 @@ def test_llama_cpp_accepts_well_formed_replies(engine, reply: str) -> None:
 @pytest.mark.parametrize("name", MALFORMED)
 def test_llama_cpp_rejects_malformed_replies(engine, name: str) -> None:
     assert not _accepts(engine, "", MALFORMED[name])
+
+
+COPIED_OWN_LINES = [
+    "[exit 0 · 0.0s]\n```bash\nls\n```",
+    "I look.\n  [note] the file is unchanged\n```bash\nls\n```",
+    "[next: a sentence, then one command in a bash code block. DONE: only when the whole task is done]\nDONE",
+    "\t[note]\nDONE: x",
+]
+# Brackets elsewhere in prose, and in blocks, stay: a link, a list, a shell test, a JSON array.
+BRACKETS_KEPT = [
+    "See [the docs](docs.md) and a[0].\n   \n```bash\n[ -f a.py ] && echo yes\n```",
+    "data.json\n```json\n[1, 2]\n```",
+    "`[` opens a test.\nDONE: explained",
+]
+
+
+@pytest.mark.llamacpp
+@pytest.mark.parametrize("reply", COPIED_OWN_LINES)
+def test_barred_own_lines_cannot_start_a_line_of_prose(engine, reply: str) -> None:
+    assert _accepts(engine, "", reply)
+    assert not _accepts(engine, "", reply, own_lines_barred=True)
+
+
+@pytest.mark.llamacpp
+@pytest.mark.parametrize("reply", BRACKETS_KEPT)
+def test_brackets_elsewhere_are_not_barred(engine, reply: str) -> None:
+    assert _accepts(engine, "", reply, own_lines_barred=True)
+
+
+@pytest.mark.llamacpp
+def test_a_small_model_told_to_copy_a_note_writes_its_own_words(engine) -> None:
+    """SmolLM2-135M, asked to copy agentcli's output header, copies it freely and not under the bar."""
+    model, _ = engine
+    messages = [
+        {"role": "system", "content": "You copy text."},
+        {"role": "user", "content": "Copy this line, then write DONE:\n[exit 0 · 0.0s]"},
+    ]
+    model.load().reset()
+    free = model.complete(messages, max_tokens=60, temperature=0.0, grammar=reply_grammar()).text
+    assert free.startswith("["), free  # the copy that the bar is for
+    model.load().reset()
+    barred = model.complete(messages, max_tokens=60, temperature=0.0, grammar=reply_grammar(own_lines_barred=True))
+    prose = barred.text.split("```")[0]
+    assert not [line for line in prose.splitlines() if line.lstrip().startswith("[")], barred.text
 
 
 @pytest.mark.llamacpp
@@ -184,7 +229,14 @@ def _run(tmp_path: Path, model: ScriptedModel, policies: Policies) -> None:
 def test_the_loop_asks_a_constraining_model_for_the_grammar(tmp_path: Path) -> None:
     model = ScriptedModel(["```bash\ncat a.txt\n```", "DONE: shown"], constrains_replies=True)
     _run(tmp_path, model, Policies.every())
-    assert model.grammars == [reply_grammar(""), reply_grammar("")]
+    assert model.grammars == [reply_grammar("", own_lines_barred=True)] * 2
+
+
+def test_barring_own_lines_is_a_policy(tmp_path: Path) -> None:
+    model = ScriptedModel(["```bash\ncat a.txt\n```", "DONE: shown"], constrains_replies=True)
+    _run(tmp_path, model, Policies.chosen("small-local", ["note-copies=off"]))
+    assert model.grammars == [reply_grammar("")] * 2
+    assert reply_grammar("") != reply_grammar("", own_lines_barred=True)
 
 
 def test_the_grammar_is_a_policy_and_other_models_are_not_asked(tmp_path: Path) -> None:

@@ -82,7 +82,10 @@ class ModelCalls:
         if not getattr(run.model, "constrains_replies", False) or not run.policies.on("reply-grammar"):
             return None
         run.policies.fired("reply-grammar")
-        return reply_grammar(run.state.reply_start)
+        barred = run.policies.on("note-copies")
+        if barred:
+            run.policies.fired("note-copies")
+        return reply_grammar(run.state.reply_start, own_lines_barred=barred)
 
     def _journal_prompt(self, prompt: list[Message], temperature: float | None) -> None:
         """The prompt as an event: what changed since the last one sent."""

@@ -8,6 +8,9 @@ looks at the task: it is the shape of every reply.
 
 A begun reply (the loop's `prefix`) is already part of the reply, so the grammar for the rest starts
 where the prefix leaves off: `reply_grammar(prefix)`.
+
+With `own_lines_barred`, no line of prose starts with `[` (after any indent): agentcli's own lines do
+(`[exit 0 · 0.1s]`, `[note] ...`, `[next: ...]`), and a small model starts replies by copying them.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ MAX_PROSE_LINES = 12
 # fence may end its line: the tokenizer has "```\n" as one token, which a model prefers to "```"
 # (forbidden it, a model goes on writing the block until its budget runs out).
 _RULES = rf"""
-prose ::= line{{0,{MAX_PROSE_LINES}}}
+prose ::= pline{{0,{MAX_PROSE_LINES}}}
 line ::= text? "\n"
 text ::= seg+ tick? | tick
 seg ::= [^`\n] | "`" [^`\n] | "``" [^`\n]
@@ -37,14 +40,24 @@ first ::= [^ \t`\n] | "`" [^`\n] | "``" [^`\n]
 rest ::= line* [ \t]* "```" [ \t]* "\n"?
 """
 
+# A line of prose; barred from starting with `[`, past its indent (a line of blanks only is a line too).
+_ANY_PROSE_LINE = "pline ::= line\n"
+_OWN_LINES_BARRED = r"""
+pline ::= ptext? "\n"
+ptext ::= [ \t]+ | [ \t]* (pfirst seg* tick? | tick)
+pfirst ::= [^ \t`\n[] | "`" [^`\n] | "``" [^`\n]
+"""
+
 _FENCE_LINE = re.compile(r"^[ \t]*```")
 
 
-def reply_grammar(prefix: str = "") -> str | None:
+def reply_grammar(prefix: str = "", own_lines_barred: bool = False) -> str | None:
     """The grammar of what may follow `prefix` in a reply; None where the prefix already holds its
     action (nothing is left to constrain)."""
     root = _root_after(prefix)
-    return None if root is None else f"root ::= {root}\n{_RULES}"
+    if root is None:
+        return None
+    return f"root ::= {root}\n{_RULES}{_OWN_LINES_BARRED if own_lines_barred else _ANY_PROSE_LINE}"
 
 
 def _root_after(prefix: str) -> str | None:

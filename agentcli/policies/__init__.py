@@ -69,6 +69,7 @@ CATALOG: tuple[Policy, ...] = (
     Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
     Policy("select", "At a step that changes code, the tests choose between candidate replies (--candidates K)."),
     Policy("reply-grammar", "A model that decodes under a grammar writes prose, then one block or DONE, nothing else."),
+    Policy("note-copies", "Under the reply grammar no line of prose starts with `[`, as agentcli's own notes do."),
     # The run as a whole.
     Policy("stuck", "Commands repeated with the same result get a nudge, then end the attempt as stuck."),
     Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),

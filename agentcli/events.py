@@ -89,9 +89,10 @@ class ModelReplied(Event):
 
 @dataclass
 class ReplyAskedAgain(Event):
-    """A step's first reply, set aside and asked again (policy `resample`: it copied an earlier reply or
-    echoed agentcli's notes; `why` says which), with what that call cost. The step's `model_replied`
-    event is the reply kept; its duration holds both calls."""
+    """A step's reply, set aside and asked again, with what that call cost: policy `resample` (it copied
+    an earlier reply or echoed agentcli's notes) or `action-due` (stopped in its prose, it goes on to its
+    action from there); `why` says which. The step's `model_replied` event is the reply kept; its
+    duration holds every call."""
 
     type: ClassVar[str] = "reply_asked_again"
     step: int

@@ -291,11 +291,11 @@ def test_first_step_policy_acts_only_when_on(policy, task, files, acted_on, tmp_
 def test_every_policy_has_a_switch_test():
     from agentcli.policies import BY_NAME
 
-    # Tested on their own above; reply-grammar, note-copies, tests, select, failing-before, asked-file,
-    # changes-shown and missing-import in test_reply_grammar (both), test_policies, test_selection,
-    # test_solve, test_loop, test_changes_shown and test_missing_import.
+    # Tested on their own above; reply-grammar, note-copies, action-due, tests, select, failing-before,
+    # asked-file, changes-shown and missing-import in test_reply_grammar (the first three),
+    # test_policies, test_selection, test_solve, test_loop, test_changes_shown and test_missing_import.
     apart = {"retries", "reply-grammar", "tests", "select", "failing-before", "asked-file", "changes-shown"}
-    apart |= {"missing-import", "note-copies"}
+    apart |= {"missing-import", "note-copies", "action-due"}
     covered = {s.policy for s in SCENARIOS} | {s[0] for s in SESSION_SCENARIOS}
     covered |= {s[0] for s in FIRST_STEP_SCENARIOS} | apart
     assert covered == set(BY_NAME)

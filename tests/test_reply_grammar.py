@@ -11,7 +11,7 @@ from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import RunLimits
 from agentcli.agent.parsing import parse_reply
 from agentcli.agent.reply_grammar import MAX_PROSE_LINES, reply_grammar
-from agentcli.events import EventBus
+from agentcli.events import EventBus, FormatError, ModelPrompt, ModelReplied, ReplyAskedAgain
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.sandbox.local import HostSandbox
@@ -34,6 +34,16 @@ from tests.conftest import channel_for, smol_model
 )
 def test_the_grammar_picks_up_where_a_begun_reply_leaves_off(prefix: str, root: str) -> None:
     grammar = reply_grammar(prefix)
+    assert grammar is not None
+    assert grammar.splitlines()[0] == f"root ::= {root}"
+
+
+@pytest.mark.parametrize(
+    ("prefix", "root"),
+    [("", "action"), ("I look at the file. It holds\n", "action"), ("PLAN:", 'text? "\\n" prose action')],
+)
+def test_an_action_due_follows_whole_lines_of_prose_at_once(prefix: str, root: str) -> None:
+    grammar = reply_grammar(prefix, action_due=True)
     assert grammar is not None
     assert grammar.splitlines()[0] == f"root ::= {root}"
 
@@ -156,6 +166,26 @@ def test_a_small_model_told_to_copy_a_note_writes_its_own_words(engine) -> None:
 
 
 @pytest.mark.llamacpp
+def test_after_prose_stopped_before_its_action_only_the_action_is_decoded(engine) -> None:
+    grammar = reply_grammar("The tests pass. The change is made.\n", action_due=True)
+    llama = engine[1].llama
+    import llama_cpp
+
+    from agentcli.models.grammar_filter import GrammarFilter
+
+    def accepts(text: str) -> bool:
+        constraint = GrammarFilter(llama_cpp, llama._model.vocab, grammar)
+        try:
+            tokens = llama.tokenize(text.encode(), add_bos=False, special=False)
+            return all(constraint.advance(t) for t in tokens) and constraint.allowed(llama.token_eos())
+        finally:
+            constraint.close()
+
+    assert accepts("DONE: made") and accepts("```bash\npytest -q\n```")
+    assert not accepts("More of it.\nDONE: made")
+
+
+@pytest.mark.llamacpp
 def test_a_begun_change_is_continued_to_a_closed_block(engine) -> None:
     prefix = "app.py\n```python\ndef add(a, b):\n"
     assert _accepts(engine, prefix, "    return a + b\n```")
@@ -230,6 +260,42 @@ def test_the_loop_asks_a_constraining_model_for_the_grammar(tmp_path: Path) -> N
     model = ScriptedModel(["```bash\ncat a.txt\n```", "DONE: shown"], constrains_replies=True)
     _run(tmp_path, model, Policies.every())
     assert model.grammars == [reply_grammar("", own_lines_barred=True)] * 2
+
+
+def test_a_reply_stopped_in_its_prose_goes_on_to_its_action(tmp_path: Path) -> None:
+    """A reply that a loop or a ramble stopped before its action is no malformed reply: from its prose,
+    kept to its last finished sentence, the grammar allows only the action."""
+    ramble = "The file holds a. It is shown. The file holds a. It is sh"
+    seen: list = []
+    for switches in ([], ["action-due=off"]):
+        model = ScriptedModel(
+            [ramble, "```bash\ncat a.txt\n```", "DONE: shown", "DONE: shown"],
+            constrains_replies=True,
+            continues_replies=True,
+        )
+        root = tmp_path / ("on" if not switches else "off")
+        root.mkdir()
+        (root / "a.txt").write_text("a\n")
+        seen = []
+        with HostSandbox(root, channel_for(root)) as box:
+            agent = Agent(model, box, EventBus([seen.append]), policies=Policies.chosen("small-local", switches))
+            outcome = agent.run("Show a.txt")
+        malformed = [e for e in seen if isinstance(e, FormatError) and not e.verdict]
+        asked_again = [e for e in seen if isinstance(e, ReplyAskedAgain)]
+        if switches:
+            assert malformed and not asked_again and model.prefixes[1] == ""
+            continue
+        assert outcome.status == "finished" and not malformed
+        assert [(e.why, e.text) for e in asked_again] == [("stopped before its action", ramble)]
+        kept = "The file holds a. It is shown. The file holds a.\n"
+        assert model.prefixes[:2] == ["", kept]
+        assert model.grammars[1] == reply_grammar(kept, own_lines_barred=True, action_due=True)
+        assert model.grammars[1].startswith("root ::= action\n")
+        (first,) = [e for e in seen if isinstance(e, ModelReplied) and e.step == 1]
+        assert first.text == kept + "```bash\ncat a.txt\n```"
+        prompts = [e for e in seen if isinstance(e, ModelPrompt) and e.step == 1]
+        assert [p.progress["action_due"] for p in prompts] == [False, True]
+        assert model.grammars[2] == reply_grammar("", own_lines_barred=True)  # the next step as ever
 
 
 def test_barring_own_lines_is_a_policy(tmp_path: Path) -> None:

@@ -23,6 +23,9 @@ PROSE_LIMIT = 1500
 LOOK_EVERY = 200
 # A reply that starts as our own observations and notes do: the model echoing them back.
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
+_DONE_LINE = re.compile(r"^DONE\b", re.MULTILINE)
+# A sentence's end within prose: where a reply stopped mid-sentence is cut back to.
+_SENTENCE_END = re.compile(r"[.!?:](?=\s|$)")
 
 
 class ModelCalls:
@@ -36,7 +39,8 @@ class ModelCalls:
             try:
                 prompt = run.context.prompt()
                 self._journal_prompt(prompt, temperature)
-                shape: dict[str, Any] = {"grammar": grammar} if (grammar := self.grammar()) is not None else {}
+                grammar = self._grammar_for_call()
+                shape: dict[str, Any] = {"grammar": grammar} if grammar is not None else {}
                 if getattr(run.model, "calls_tools", False):
                     shape["tools"] = ACTION_TOOLS
                 return run.model.complete(
@@ -81,11 +85,28 @@ class ModelCalls:
         run = self.run
         if not getattr(run.model, "constrains_replies", False) or not run.policies.on("reply-grammar"):
             return None
-        run.policies.fired("reply-grammar")
-        barred = run.policies.on("note-copies")
-        if barred:
-            run.policies.fired("note-copies")
-        return reply_grammar(run.state.reply_start, own_lines_barred=barred)
+        own_lines_barred = run.policies.on("note-copies")
+        return reply_grammar(run.state.reply_start, own_lines_barred=own_lines_barred, action_due=run.state.action_due)
+
+    def stopped_in_prose(self, reply: Reply, text: str) -> str | None:
+        """Where a reply decoded under the grammar goes on to its action, when it was stopped (a loop,
+        too much prose, its token budget) before writing one: its prose to the last finished sentence.
+        None for a reply that holds its action, or was not decoded under the grammar."""
+        if reply.tool_call is not None or self.grammar() is None or "```" in text or _DONE_LINE.search(text):
+            return None
+        prose = text.rstrip()
+        ends = [m.end() for m in _SENTENCE_END.finditer(prose)]
+        kept = prose[: ends[-1]] if ends else prose
+        return kept.rstrip() + "\n" if kept.strip() else ""
+
+    def _grammar_for_call(self) -> str | None:
+        """The grammar the model is called with, its policies journaled as fired."""
+        grammar = self.grammar()
+        if grammar is not None:
+            self.run.policies.fired("reply-grammar")
+            if self.run.policies.on("note-copies"):
+                self.run.policies.fired("note-copies")
+        return grammar
 
     def _journal_prompt(self, prompt: list[Message], temperature: float | None) -> None:
         """The prompt as an event: what changed since the last one sent."""
@@ -109,6 +130,7 @@ class ModelCalls:
                     "own_check": state.own_check,
                     "copied_back": sorted(state.copied_back),
                     "reply_definition": state.reply_definition,  # the file whose definition the prefix begins
+                    "action_due": state.action_due,
                 },
             )
         )

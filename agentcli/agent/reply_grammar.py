@@ -51,12 +51,15 @@ pfirst ::= [^ \t`\n[] | "`" [^`\n] | "``" [^`\n]
 _FENCE_LINE = re.compile(r"^[ \t]*```")
 
 
-def reply_grammar(prefix: str = "", own_lines_barred: bool = False) -> str | None:
+def reply_grammar(prefix: str = "", own_lines_barred: bool = False, action_due: bool = False) -> str | None:
     """The grammar of what may follow `prefix` in a reply; None where the prefix already holds its
-    action (nothing is left to constrain)."""
+    action (nothing is left to constrain). `action_due`: a prefix of whole lines of prose is followed
+    by the action at once."""
     root = _root_after(prefix)
     if root is None:
         return None
+    if action_due and root == "prose action":
+        root = "action"
     return f"root ::= {root}\n{_RULES}{_OWN_LINES_BARRED if own_lines_barred else _ANY_PROSE_LINE}"
 
 

@@ -12,7 +12,7 @@ from agentcli.agent.outcome import Stop
 from agentcli.agent.parsing import ParsedReply, normalised
 from agentcli.agent.run_context import RunContext
 from agentcli.events import ModelReplied, ModelStarted, ModelTokens, ReplyAskedAgain
-from agentcli.models.base import ModelGaveUp
+from agentcli.models.base import ModelGaveUp, Reply
 
 # Sampling temperature for a second try when a reply repeats an earlier one.
 RESAMPLE_TEMPERATURE = 0.7
@@ -34,17 +34,20 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
             # would go round the same circle forever; one that echoes our own notes back has nothing
             # of its own to say. One sample at a higher temperature breaks it; a DONE that comes back
             # even then is the model insisting, which the checks judge.
-            calls.account(reply)
-            usage = reply.usage
-            ctx.events.emit(
-                ReplyAskedAgain(
-                    step=step, text=reply_text(reply), why=copied, prompt_tokens=usage.prompt_tokens,
-                    completion_tokens=usage.completion_tokens, cost=reply.cost,
-                    duration=time.monotonic() - asked, prompt_evaluated=usage.prompt_evaluated,
-                )
-            )  # fmt: skip
+            _set_aside(ctx, calls, reply, step, copied, asked)
             asked = time.monotonic()
             reply = calls.complete(temperature=RESAMPLE_TEMPERATURE)
+        left = ctx.time_left()
+        if ctx.policies.on("action-due") and (left is None or left > 0):
+            prose = calls.stopped_in_prose(reply, reply_text(reply))
+            if prose is not None:
+                # Stopped in a loop or a ramble, the reply would be malformed; from its prose, the grammar
+                # now allows only the action.
+                ctx.policies.fired("action-due")
+                _set_aside(ctx, calls, reply, step, "stopped before its action", asked)
+                state.reply_start, state.action_due = prose, True
+                asked = time.monotonic()
+                reply = calls.complete(temperature=RESAMPLE_TEMPERATURE if copied is not None else None)
         text = reply_text(reply)
         parsed = calls.read(reply, text)
         calls.account(reply)  # with candidates, every one's tokens count, the one kept among them
@@ -55,7 +58,7 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
         raise Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
     finally:
         state.begun_definition_in = state.reply_definition
-        state.reply_start, state.reply_definition = "", None
+        state.reply_start, state.reply_definition, state.action_due = "", None, False
     ctx.outcome.steps = step
     state.earlier_replies.add(normalised(text))
     usage = reply.usage
@@ -68,3 +71,16 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
     if isinstance(reply.raw, dict) and isinstance(ids := reply.raw.get("tokens"), dict):
         ctx.events.emit(ModelTokens(step=step, **ids))
     return text, parsed
+
+
+def _set_aside(ctx: RunContext, calls: ModelCalls, reply: Reply, step: int, why: str, asked: float) -> None:
+    """Journal a reply the step does not keep, and count its tokens."""
+    calls.account(reply)
+    usage = reply.usage
+    ctx.events.emit(
+        ReplyAskedAgain(
+            step=step, text=reply_text(reply), why=why, prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens, cost=reply.cost, duration=time.monotonic() - asked,
+            prompt_evaluated=usage.prompt_evaluated,
+        )
+    )  # fmt: skip

@@ -60,6 +60,8 @@ class RunState:
     # The file whose one definition the reply was begun with: the block is that definition's change.
     begun_definition_in: str | None = None
     reply_definition: str | None = None  # the same, for the reply begun next
+    # The begun reply is prose stopped before its action (policy `action-due`): the action comes next.
+    action_due: bool = False
     # Files a block wrote back just as they were: a change begun there again is copied again.
     copied_back: set[str] = field(default_factory=set)
     prompt_sent: list[Message] = field(default_factory=list)  # the last prompt journaled
@@ -78,3 +80,4 @@ class RunState:
         self.reply_start = at.prefix
         begun_in = at.progress.get("reply_definition")
         self.reply_definition = begun_in if isinstance(begun_in, str) and begun_in else None
+        self.action_due = bool(at.progress.get("action_due", False))

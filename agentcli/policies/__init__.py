@@ -69,7 +69,8 @@ CATALOG: tuple[Policy, ...] = (
     Policy("resample", "A reply repeating an earlier one or echoing a note is sampled again, warmer."),
     Policy("select", "At a step that changes code, the tests choose between candidate replies (--candidates K)."),
     Policy("reply-grammar", "A model that decodes under a grammar writes prose, then one block or DONE, nothing else."),
-    Policy("note-copies", "Under the reply grammar no line of prose starts with `[`, as agentcli's own notes do."),
+    Policy("action-due", "Under the reply grammar, a reply stopped in its prose goes on from there to its action."),
+    Policy("note-copies", "Under the reply grammar no line of prose starts with `[`, as agentcli's own lines do."),
     # The run as a whole.
     Policy("stuck", "Commands repeated with the same result get a nudge, then end the attempt as stuck."),
     Policy("retries", "An attempt that went wrong is taken back and the task tried afresh, sampling."),

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.agent.asking import prose_before_loop
 from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import RunLimits
-from agentcli.agent.parsing import parse_reply
+from agentcli.agent.parsing import parse_reply, repeating
 from agentcli.agent.reply_grammar import MAX_PROSE_LINES, reply_grammar
-from agentcli.events import EventBus, FormatError, ModelPrompt, ModelReplied, ReplyAskedAgain
+from agentcli.events import EventBus, FormatError, ModelPrompt, ModelReplied, PolicyFired, ReplyAskedAgain
 from agentcli.models.scripted import ScriptedModel
 from agentcli.policies import Policies
 from agentcli.sandbox.local import HostSandbox
@@ -269,7 +270,7 @@ def test_a_reply_stopped_in_its_prose_goes_on_to_its_action(tmp_path: Path) -> N
     seen: list = []
     for switches in ([], ["action-due=off"]):
         model = ScriptedModel(
-            [ramble, "```bash\ncat a.txt\n```", "DONE: shown", "DONE: shown"],
+            [ramble, "```bash\ncat a.txt\n```", "DONE: shown"],
             constrains_replies=True,
             continues_replies=True,
         )
@@ -278,13 +279,16 @@ def test_a_reply_stopped_in_its_prose_goes_on_to_its_action(tmp_path: Path) -> N
         (root / "a.txt").write_text("a\n")
         seen = []
         with HostSandbox(root, channel_for(root)) as box:
-            agent = Agent(model, box, EventBus([seen.append]), policies=Policies.chosen("small-local", switches))
-            outcome = agent.run("Show a.txt")
+            policies = Policies.chosen("small-local", switches)
+            policies.on_fired = lambda name, seen=seen: seen.append(PolicyFired(name=name))
+            outcome = Agent(model, box, EventBus([seen.append]), policies=policies).run("Show a.txt")
         malformed = [e for e in seen if isinstance(e, FormatError) and not e.verdict]
         asked_again = [e for e in seen if isinstance(e, ReplyAskedAgain)]
+        fired = [e for e in seen if isinstance(e, PolicyFired) and e.name == "action-due"]
         if switches:
-            assert malformed and not asked_again and model.prefixes[1] == ""
+            assert malformed and not asked_again and not fired and model.prefixes[1] == ""
             continue
+        assert len(fired) == 1
         assert outcome.status == "finished" and not malformed
         assert [(e.why, e.text) for e in asked_again] == [("stopped before its action", ramble)]
         kept = "The file holds a. It is shown. The file holds a.\n"
@@ -296,6 +300,25 @@ def test_a_reply_stopped_in_its_prose_goes_on_to_its_action(tmp_path: Path) -> N
         prompts = [e for e in seen if isinstance(e, ModelPrompt) and e.step == 1]
         assert [p.progress["action_due"] for p in prompts] == [False, True]
         assert model.grammars[2] == reply_grammar("", own_lines_barred=True)  # the next step as ever
+
+
+LOOPED = "The tests in test_app.py all pass now.\n"
+
+
+@pytest.mark.parametrize(
+    ("stopped", "kept"),
+    [
+        ("The file holds a. It is shown. It is sh", "The file holds a. It is shown.\n"),
+        ("PLAN:\n1. Look\n2. Fix the", "PLAN:\n1. Look\n"),  # no bare "2." line
+        ("See a.py, e.g. now.", "See a.py, e.g. now.\n"),
+        (LOOPED * 4 + "The", LOOPED * 2),  # before the loop, or the watcher stops it again
+        ("no sentence ends here", ""),
+        ("", ""),
+    ],
+)
+def test_stopped_prose_is_cut_back_to_before_its_loop_and_to_a_finished_sentence(stopped: str, kept: str) -> None:
+    assert prose_before_loop(stopped) == kept
+    assert not repeating(kept + "```bash\nls\n")
 
 
 def test_barring_own_lines_is_a_policy(tmp_path: Path) -> None:

@@ -23,9 +23,8 @@ PROSE_LIMIT = 1500
 LOOK_EVERY = 200
 # A reply that starts as our own observations and notes do: the model echoing them back.
 _ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
-_DONE_LINE = re.compile(r"^DONE\b", re.MULTILINE)
-# A sentence's end within prose: where a reply stopped mid-sentence is cut back to.
-_SENTENCE_END = re.compile(r"[.!?:](?=\s|$)")
+# Where prose may be cut back to: a line's end, or a sentence's (not a list item's number: "2.").
+_CUT_POINT = re.compile(r"(?<=[^\d\s][.!?])(?:[ \t]|$)|\n")
 
 
 class ModelCalls:
@@ -90,14 +89,15 @@ class ModelCalls:
 
     def stopped_in_prose(self, reply: Reply, text: str) -> str | None:
         """Where a reply decoded under the grammar goes on to its action, when it was stopped (a loop,
-        too much prose, its token budget) before writing one: its prose to the last finished sentence.
-        None for a reply that holds its action, or was not decoded under the grammar."""
-        if reply.tool_call is not None or self.grammar() is None or "```" in text or _DONE_LINE.search(text):
+        too much prose, its token budget) before writing one: its prose cut back to before the loop and
+        to its last finished sentence or line. None for a reply that holds its action, or was not
+        decoded under the grammar."""
+        if reply.tool_call is not None or self.grammar() is None or "```" in text:
             return None
-        prose = text.rstrip()
-        ends = [m.end() for m in _SENTENCE_END.finditer(prose)]
-        kept = prose[: ends[-1]] if ends else prose
-        return kept.rstrip() + "\n" if kept.strip() else ""
+        parsed = parse_reply(text, strict=True)
+        if parsed.finished or parsed.command is not None or parsed.file_write is not None:
+            return None
+        return prose_before_loop(text)
 
     def _grammar_for_call(self) -> str | None:
         """The grammar the model is called with, its policies journaled as fired."""
@@ -166,3 +166,15 @@ class ModelCalls:
 def reply_text(reply: Reply) -> str:
     """A reply as it reads in the conversation: a tool call in the text protocol's form."""
     return reply.text if reply.tool_call is None else call_text(reply.tool_call, reply.text)
+
+
+def prose_before_loop(text: str) -> str:
+    """The longest start of `text` that ends a sentence or a line and holds no loop (`repeating`), as
+    whole lines: a reply goes on from there without the watcher stopping it again."""
+    kept = ""
+    for cut in _CUT_POINT.finditer(text):
+        start = text[: cut.start()].rstrip()
+        if repeating(start + "\n"):
+            break
+        kept = start
+    return kept + "\n" if kept else ""

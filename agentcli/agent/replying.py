@@ -1,6 +1,7 @@
 """A step's reply: asked for, asked again at a higher temperature where it copies an earlier one (policy
-`resample`), chosen among candidates where the checks can choose (policy `select`), counted and
-journaled as the step's `model_replied`."""
+`resample`), gone on to its action where it was stopped in its prose (policy `action-due`), chosen
+among candidates where the checks can choose (policy `select`), counted and journaled as the step's
+`model_replied`."""
 
 from __future__ import annotations
 

@@ -149,7 +149,7 @@ class ModelCalls:
             run.events.emit(TokenStreamed(text=piece))
             streamed.append(piece)
             unread += len(piece)
-            if run.limits.timeout and run.elapsed() >= run.limits.timeout:
+            if run.out_of_time():
                 return True  # the wall clock holds during generation too; the next limit check ends the run
             # Looked at where a line or a fence ends, and every so often within a long line.
             if "\n" not in piece and "`" not in piece and unread < LOOK_EVERY:

@@ -140,7 +140,7 @@ class Agent:
         unchanged_plan = parsed.plan is not None and parsed.plan == outcome.plan
         kept = parsed.history_text or text
         ctx.context.add("assistant", without_plan(kept) if unchanged_plan else kept)
-        if ctx.limits.timeout and ctx.elapsed() >= ctx.limits.timeout:
+        if ctx.out_of_time():
             # The reply may have been cut short by the deadline: don't act on half a thought.
             raise Stop("failed", f"time limit reached ({ctx.limits.timeout:g}s)")
         if parsed.plan and parsed.plan != outcome.plan:

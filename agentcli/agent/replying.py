@@ -38,8 +38,7 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
             _set_aside(ctx, calls, reply, step, copied, asked)
             asked = time.monotonic()
             reply = calls.complete(temperature=RESAMPLE_TEMPERATURE)
-        left = ctx.time_left()
-        if ctx.policies.on("action-due") and (left is None or left > 0):
+        if ctx.policies.on("action-due") and not ctx.out_of_time():
             prose = calls.stopped_in_prose(reply, reply_text(reply))
             if prose is not None:
                 # Stopped in a loop or a ramble, the reply would be malformed; from its prose, the grammar

@@ -60,12 +60,16 @@ class RunContext:
         """Seconds the run has left on its wall clock; None where it has none."""
         return self.limits.timeout - self.elapsed() if self.limits.timeout else None
 
+    def out_of_time(self) -> bool:
+        """Whether the run's wall clock is spent (never, for a run without one)."""
+        return bool(self.limits.timeout) and self.elapsed() >= self.limits.timeout
+
     def check_limits(self) -> None:
         """Stop the run where a limit is reached: steps, time, tokens, cost."""
         limits, o = self.limits, self.outcome
         if o.steps - self.state.first_step >= limits.max_steps:
             raise Stop("failed", f"step limit reached ({limits.max_steps} steps)")
-        if limits.timeout and self.elapsed() >= limits.timeout:
+        if self.out_of_time():
             raise Stop("failed", f"time limit reached ({limits.timeout:g}s)")
         if limits.max_tokens and o.tokens_in + o.tokens_out >= limits.max_tokens:
             raise Stop("failed", f"token limit reached ({limits.max_tokens} tokens)")

@@ -353,7 +353,7 @@ def test_the_checks_on_done_run_in_the_session_too(failing_repo: Path, write_rep
     term = start(failing_repo, "repl", "--model", write_replies(replies), "--sandbox", "host", "--mode", "full-auto")
     term.type("fix the failing test")
     term.expect("finished")
-    assert "objection (staged): Changes are staged but not committed (calc.py)" in term.text
+    assert "objection (staged): changes are staged but not committed (calc.py)" in term.text
     assert git(failing_repo, "log", "-1", "--format=%s").strip() == "Fix add"
     term.key("\x04")
     assert term.wait_exit() == 0

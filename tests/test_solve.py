@@ -205,7 +205,7 @@ def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_re
         "solve", "fix calc.py", "--model", write_replies(replies), "--sandbox", "host", "--json", cwd=failing_repo
     )
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    assert result.returncode == 0 and events[-1]["steps"] == 4
+    assert events[-1]["steps"] == 4
     objections = objections_in(events)
     assert len(objections) == 2
     assert "No file in the repository has changed" in objections[0]
@@ -214,6 +214,9 @@ def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_re
     notices = [e["message"] for e in events if e["type"] == "notice"]
     assert any("attempt 1 finished without changing anything" in n for n in notices)
     assert any("no later attempt did better: the repository is as attempt 1 left it" in n for n in notices)
+    # Its DONE stood, the tests failing: no finished task, though the model's summary is kept.
+    assert result.returncode == 1 and events[-1]["status"] == "failed"
+    assert events[-1]["reason"] == "declared finished while the repository's tests fail"
     assert events[-1]["summary"] == "really"
 
 
@@ -395,7 +398,8 @@ def test_done_while_a_changed_shell_script_does_not_parse_is_questioned(failing_
     replies = [
         f"```bash\ncat > count.sh <<'EOF'\n{broken}EOF\ncat count.sh\n```",
         "DONE: wrote count.sh",
-        '```bash\nprintf \'find "$1" -name "*.py" | wc -l\\n\' > count.sh && bash count.sh .\n```',
+        f"```bash\ncat > count.sh <<'EOF'\n{broken}  find \"$dir\" -name '*.py' | wc -l\n}}\ncount .\nEOF\n"
+        "bash count.sh\n```",
         "DONE: count.sh counts",
     ]
     result, events = solve_json(failing_repo, "write count.sh", write_replies(replies))
@@ -403,6 +407,7 @@ def test_done_while_a_changed_shell_script_does_not_parse_is_questioned(failing_
     assert len(objections) == 1 and "count.sh does not parse (`bash -O extglob -n count.sh`)" in objections[0]
     assert "syntax error: unexpected end of file" in objections[0]
     assert result.returncode == 0 and events[-1]["summary"] == "count.sh counts"
+    assert (failing_repo / "count.sh").read_text().endswith("count .\n")
 
 
 def test_done_while_the_docstring_examples_of_a_changed_file_fail_is_questioned(failing_repo: Path, write_replies):
@@ -673,7 +678,7 @@ def test_done_with_staged_changes_left_uncommitted_is_questioned(failing_repo: P
     result, events = solve_json(failing_repo, "fix add and commit", write_replies(replies))
     objections = objections_in(events)
     assert result.returncode == 0 and len(objections) == 1, objections
-    assert "Changes are staged but not committed (calc.py)" in objections[0]
+    assert "changes are staged but not committed (calc.py)" in objections[0]
     assert git(failing_repo, "log", "-1", "--format=%s").strip() == "Fix add"
 
 

@@ -19,7 +19,8 @@ class DoneCheck:
     # When an objection is new: by its text, after each command (about the last command), or once a task.
     repeat: Literal["text", "command", "once"] = "text"
     code: bool = False  # the code answers it: after it, the change at a definition shown first is begun
-    # Still standing when DONE was accepted, the attempt is worth redoing; its notice ends before this.
+    # Still standing when DONE was accepted, the attempt is worth redoing and the run is not finished;
+    # its gist (`Outcome.failing`) ends before this.
     retry_cut: str | None = None
 
     def key(self, problem: str, commands_run: int) -> str:
@@ -27,6 +28,11 @@ class DoneCheck:
         if self.repeat == "command":
             return f"after command {commands_run}"
         return "" if self.repeat == "once" else problem
+
+    def gist(self, problem: str) -> str:
+        """The objection cut to what is wrong, for the outcome: "the repository's tests fail"."""
+        assert self.retry_cut is not None
+        return problem.split(self.retry_cut, 1)[0]
 
     def asking(self, ask: Callable[[], str | None]) -> DoneCheck:
         return replace(self, ask=ask)

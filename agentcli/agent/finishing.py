@@ -84,7 +84,8 @@ class Finisher:
         return None
 
     def _objection(self) -> str | None:
-        """The first objection of a check not raised before; the rest that stand are the outcome's doubts."""
+        """The first objection of a check not raised before; of those that stand, the first of a check
+        that judges the result is what the outcome is `failing`."""
         run, state = self.run, self.run.state
         checks = [
             # About the last command: raised again after each new command.
@@ -93,7 +94,7 @@ class Finisher:
             DoneCheck("unchecked", self._unchecked_change, repeat="once"),
             *run.finish_checks,
         ]
-        doubts: dict[str, str] = {}
+        failing = ""
         for check in checks:
             if not run.policies.applies(check.name):
                 continue
@@ -108,8 +109,9 @@ class Finisher:
                 state.objected = check
                 # No "reply DONE again if you are sure": small models take it as the instruction.
                 return render("objections/not_done", problem=problem, reminder=run.progress().reminder())
-            doubts[check.name] = problem
-        run.outcome.doubts = doubts
+            if check.retry_cut is not None and not failing:
+                failing = check.gist(problem)
+        run.outcome.failing = failing
         return None
 
     def _last_command_failed(self) -> str | None:

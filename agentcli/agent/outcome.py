@@ -34,8 +34,9 @@ class Outcome:
     cost: float = 0.0
     wall_time: float = 0.0
     plan: list[str] = field(default_factory=list)
-    # The objections that still stood when DONE was accepted (raised once already), by check name.
-    doubts: dict[str, str] = field(default_factory=dict)
+    # What a check that judges the result (`DoneCheck.retry_cut`) still found wrong when DONE was
+    # accepted, its objection raised once already: "the repository's tests fail". Empty where none did.
+    failing: str = ""
 
     def resume_from(self, at: Resumed) -> None:
         """The counts as they were when the resumed step began."""

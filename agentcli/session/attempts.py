@@ -11,7 +11,6 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.edits import SCRIPT_MARK, WRITE_MARK, without_comment_lines
 from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import Outcome
@@ -53,13 +52,18 @@ def run_attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
     repository as it was, often goes another way. Each attempt taken back is kept aside; when no
     attempt finishes cleanly, the best state any attempt left comes back with its ending (an
     attempt that got stuck after the right change is worth more than one that finished while the
-    tests fail). Steps, tokens and time are counted over all attempts.
+    tests fail). Steps, tokens and time are counted over all attempts. A DONE accepted while a check
+    that judges the result still objects is no finished task: the outcome says what is wrong.
     """
     try:
-        return _attempts(session, task, mark)
+        outcome = _attempts(session, task, mark)
     finally:
         if mark.checkpoint is not None:
             mirror.drop_aside(session.root, f"{mark.checkpoint.name}-attempt-")
+    if outcome.status == "finished" and outcome.failing:
+        # The model's summary stays: it says what the model believes it did.
+        return dataclasses.replace(outcome, status="failed", reason=f"declared finished while {outcome.failing}")
+    return outcome
 
 
 def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
@@ -73,7 +77,7 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
     most = MAX_ATTEMPTS if session.policies.on("retries") else 1
     for attempt in range(1, most + 1):
         agent = session.prepared_agent(setup)
-        agent.ctx.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], doubts={})
+        agent.ctx.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], failing="")
         agent.ctx.limits = dataclasses.replace(
             agent.ctx.limits,
             max_steps=settings.max_steps - outcome.steps,
@@ -135,23 +139,16 @@ def _worth(session: Session, outcome: Outcome, agent: Agent) -> tuple[bool, bool
     whether the checks that make a finished attempt worth redoing pass on it, then whether it finished."""
     if session.checkpoint is None or cp.untouched_since(session.root, session.checkpoint):
         return False, False, outcome.status == "finished"
-    doubts = _retry_doubts(agent)
     if outcome.status == "finished":  # the checks ran when DONE was accepted
-        doubting = [check for check in doubts if check.name in outcome.doubts]
-    else:
-        doubting = next(([check] for check in doubts if check.ask() is not None), [])
-    return True, not doubting, outcome.status == "finished"
-
-
-def _retry_doubts(agent: Agent) -> list[DoneCheck]:
-    """The checks whose doubts make an attempt worth redoing. None reads the task's wording, but which
-    failures the `tests` check excuses does where the policy `failing-before` is on."""
-    return [check for check in agent.ctx.finish_checks if check.retry_cut is not None]
+        sound = not outcome.failing
+    else:  # None reads the task's wording, but which failures `tests` excuses does (policy `failing-before`)
+        sound = all(check.ask() is None for check in agent.ctx.finish_checks if check.retry_cut is not None)
+    return True, sound, outcome.status == "finished"
 
 
 def _retry_reason(session: Session, outcome: Outcome, agent: Agent) -> str | None:
     """Why the attempt is worth redoing from the start, or None when it stands. The finish checks
-    have just run: what they still objected to when DONE was accepted is in `outcome.doubts`."""
+    have just run: what they still objected to when DONE was accepted is `outcome.failing`."""
     if session.checkpoint is None or session.sandbox is None:
         return None  # without a checkpoint the repository cannot be put back
     if outcome.status == "failed" and any(marker in outcome.reason for marker in GAVE_UP):
@@ -160,11 +157,8 @@ def _retry_reason(session: Session, outcome: Outcome, agent: Agent) -> str | Non
         return None
     if cp.untouched_since(session.root, session.checkpoint):
         return "finished without changing anything"
-    for check in _retry_doubts(agent):
-        if check.name in outcome.doubts and check.retry_cut is not None:
-            doubt = outcome.doubts[check.name].split(check.retry_cut, 1)[0]
-            # "Changes are staged ...": the sentence's first word, inside ours.
-            return "finished while " + re.sub(r"^Changes ", "changes ", doubt)
+    if outcome.failing:
+        return f"finished while {outcome.failing}"
     return None
 
 

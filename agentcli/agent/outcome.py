@@ -4,7 +4,7 @@ resumed run goes on, how it ended, and `Stop`, which ends it from wherever the l
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agentcli.models.base import Message
 
@@ -37,6 +37,13 @@ class Outcome:
     # What a check that judges the result (`DoneCheck.retry_cut`) still found wrong when DONE was
     # accepted, its objection raised once already: "the repository's tests fail". Empty where none did.
     failing: str = ""
+
+    def judged(self) -> Outcome:
+        """The outcome as reported: a DONE accepted while a check that judges the result still objects
+        is no finished task (the model's summary stays: it says what the model believes it did)."""
+        if self.status == "finished" and self.failing:
+            return replace(self, status="failed", reason=f"declared finished while {self.failing}")
+        return self
 
     def resume_from(self, at: Resumed) -> None:
         """The counts as they were when the resumed step began."""

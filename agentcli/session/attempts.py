@@ -60,10 +60,7 @@ def run_attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
     finally:
         if mark.checkpoint is not None:
             mirror.drop_aside(session.root, f"{mark.checkpoint.name}-attempt-")
-    if outcome.status == "finished" and outcome.failing:
-        # The model's summary stays: it says what the model believes it did.
-        return dataclasses.replace(outcome, status="failed", reason=f"declared finished while {outcome.failing}")
-    return outcome
+    return outcome.judged()
 
 
 def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
@@ -96,7 +93,7 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
                 return _brought_back(session, kept, outcome, mark.checkpoint, f"attempt {attempt} damaged git's data")
             except GitError:
                 return outcome
-        why = _retry_reason(session, outcome, agent)
+        why = _retry_reason(session, outcome)
         if why is None and (outcome.status == "finished" or kept is None):
             return outcome
         worth = _worth(session, outcome, agent)
@@ -146,7 +143,7 @@ def _worth(session: Session, outcome: Outcome, agent: Agent) -> tuple[bool, bool
     return True, sound, outcome.status == "finished"
 
 
-def _retry_reason(session: Session, outcome: Outcome, agent: Agent) -> str | None:
+def _retry_reason(session: Session, outcome: Outcome) -> str | None:
     """Why the attempt is worth redoing from the start, or None when it stands. The finish checks
     have just run: what they still objected to when DONE was accepted is `outcome.failing`."""
     if session.checkpoint is None or session.sandbox is None:

@@ -211,11 +211,11 @@ class Repl:
 
         outcome, _ = attempt(work, agent.ctx.outcome)
         self.renderer.reset()
-        done = outcome.status == "finished"
+        reported = outcome.judged()
         this_task = Outcome(
-            status=outcome.status,
-            reason=outcome.reason,
-            summary=outcome.summary if done else "",
+            status=reported.status,
+            reason=reported.reason,
+            summary=outcome.summary if outcome.status == "finished" else "",
             steps=outcome.steps - before.steps,
             tokens_in=outcome.tokens_in - before.tokens_in,
             tokens_out=outcome.tokens_out - before.tokens_out,

@@ -289,6 +289,8 @@ class RunFinished(Event):
     branch: str | None = None
     commit: str | None = None
     patch: str | None = None
+    # What a check still found wrong when the model's DONE was accepted (then the status is failed).
+    standing_doubt: str = ""
 
 
 Listener = Callable[[Event], None]

@@ -470,6 +470,11 @@ def test_a_reply_that_only_copies_agentcli_s_lines_echoes_them(reply: str):
         "pyproject.toml\n```toml\n[project]\nname = 'x'\n```",
         "```\n[exit 0 · 0.1s]\n```\nDONE: the tests pass",  # a finish is an action
         "The note said [exit 1] earlier.\n```bash\nls\n```",
+        "[next: step 2 of your plan: Check]\n```bash\npython3 -m pytest -q\n```",  # the copy goes, the command runs
+        "```toml\n[tool.ruff]\n```",  # no action, and no line of agentcli's
+        "```ini\n[notes]\nkeep = 1\n```",
+        "```python\n[next(it) for it in its]\n```",
+        "[Next.js](https://nextjs.org) is a framework.",
     ],
 )
 def test_a_reply_with_an_action_of_its_own_does_not_echo(reply: str):

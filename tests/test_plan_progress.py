@@ -52,6 +52,6 @@ def test_a_check_on_done_says_when_its_objection_is_new():
     assert DoneCheck("unchecked", lambda: None, repeat="once").key("a", 1) == DoneCheck(
         "unchecked", lambda: None, repeat="once"
     ).key("b", 2)
-    staged = DoneCheck("staged", lambda: None, retry_cut=":")
+    staged = DoneCheck("staged", lambda: None, gist_end=":")
     asked = staged.asking(lambda: "left")
-    assert asked.name == "staged" and asked.ask() == "left" and asked.retry_cut == ":"
+    assert asked.name == "staged" and asked.ask() == "left" and asked.gist_end == ":"

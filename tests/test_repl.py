@@ -332,7 +332,7 @@ def test_commit_the_session_changes(failing_repo: Path, write_replies, start):
         failing_repo, "repl", "--model", write_replies(FIX_REPLIES), "--sandbox", "host", "--mode", "full-auto"
     )
     term.type("fix the failing test")
-    term.expect("finished")
+    term.expect("finished: ")
     term.type("/commit fix add")
     term.expect("committed 1 file(s)")
     assert git(failing_repo, "log", "-1", "--format=%s").strip() == "fix add"
@@ -352,7 +352,7 @@ def test_the_checks_on_done_run_in_the_session_too(failing_repo: Path, write_rep
     ]
     term = start(failing_repo, "repl", "--model", write_replies(replies), "--sandbox", "host", "--mode", "full-auto")
     term.type("fix the failing test")
-    term.expect("finished")
+    term.expect("finished: ")
     assert "objection (staged): changes are staged but not committed (calc.py)" in term.text
     assert git(failing_repo, "log", "-1", "--format=%s").strip() == "Fix add"
     term.key("\x04")

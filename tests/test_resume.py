@@ -255,6 +255,7 @@ def test_a_resumed_run_holds_the_failures_it_caused_against_done(repo: Path, tmp
         "```bash\nsleep 4; cat count.txt\n```",
         "DONE: counted",
         "DONE: counted",
+        "DONE: counted",
     ]
     script.write_text(json.dumps(replies))
     task = "How many functions are there? Write just the number to count.txt."
@@ -268,3 +269,7 @@ def test_a_resumed_run_holds_the_failures_it_caused_against_done(repo: Path, tmp
     done = _resume(repo)
     objections = [e["message"] for e in _journal(repo) if e["type"] == "format_error"]
     assert any("the repository's tests fail" in o and "test_add" in o for o in objections), done.stdout[-2000:]
+    # Its DONE stood while the tests it broke fail: the resumed run ends as solve would have.
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert (done.returncode, result["status"]) == (1, "failed"), result
+    assert result["standing_doubt"] == "the repository's tests fail", result

@@ -217,6 +217,7 @@ def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_re
     # Its DONE stood, the tests failing: no finished task, though the model's summary is kept.
     assert result.returncode == 1 and events[-1]["status"] == "failed"
     assert events[-1]["reason"] == "declared finished while the repository's tests fail"
+    assert events[-1]["standing_doubt"] == "the repository's tests fail"
     assert events[-1]["summary"] == "really"
 
 

@@ -79,7 +79,7 @@ class ModelCalls:
         """What the reply copied instead of saying something new, or None."""
         if normalised(text) in self.run.state.earlier_replies:
             return "repeated an earlier reply word for word"
-        if echoes_own_lines(text):
+        if echoes_own_lines(text, strict=self.grammar() is not None):
             return "echoed a note of agentcli's instead of replying"
         return None
 

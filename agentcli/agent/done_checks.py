@@ -12,16 +12,18 @@ from typing import Literal
 @dataclass(frozen=True)
 class DoneCheck:
     """A check on DONE: `ask()` gives an objection ("the tests fail: ...") or None. The same objection
-    is raised once, so a model that insists can still finish."""
+    is raised once, so a model that insists can end its run; where a check that judges the result
+    (`gist_end`) still objects then, the run is not finished."""
 
-    name: str  # the policy that switches it (or a caller's own name); its doubts are kept under it
+    name: str  # the policy that switches it (or a caller's own name)
     ask: Callable[[], str | None]
     # When an objection is new: by its text, after each command (about the last command), or once a task.
     repeat: Literal["text", "command", "once"] = "text"
     code: bool = False  # the code answers it: after it, the change at a definition shown first is begun
-    # Still standing when DONE was accepted, the attempt is worth redoing and the run is not finished;
-    # its gist (`Outcome.failing`) ends before this.
-    retry_cut: str | None = None
+    # Set for a check that judges the result: still standing when DONE was accepted, the attempt is
+    # worth redoing and the run is not finished. The objection's first line, cut before this, is its
+    # gist (`Outcome.standing_doubt`).
+    gist_end: str | None = None
 
     def key(self, problem: str, commands_run: int) -> str:
         """What makes an objection of this check new."""
@@ -31,8 +33,8 @@ class DoneCheck:
 
     def gist(self, problem: str) -> str:
         """The objection cut to what is wrong, for the outcome: "the repository's tests fail"."""
-        assert self.retry_cut is not None
-        return problem.split(self.retry_cut, 1)[0]
+        assert self.gist_end is not None
+        return problem.split("\n", 1)[0].split(self.gist_end, 1)[0]
 
     def asking(self, ask: Callable[[], str | None]) -> DoneCheck:
         return replace(self, ask=ask)

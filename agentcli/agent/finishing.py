@@ -85,7 +85,7 @@ class Finisher:
 
     def _objection(self) -> str | None:
         """The first objection of a check not raised before; of those that stand, the first of a check
-        that judges the result is what the outcome is `failing`."""
+        that judges the result is the outcome's `standing_doubt`."""
         run, state = self.run, self.run.state
         checks = [
             # About the last command: raised again after each new command.
@@ -94,7 +94,7 @@ class Finisher:
             DoneCheck("unchecked", self._unchecked_change, repeat="once"),
             *run.finish_checks,
         ]
-        failing = ""
+        doubt = ""
         for check in checks:
             if not run.policies.applies(check.name):
                 continue
@@ -109,9 +109,9 @@ class Finisher:
                 state.objected = check
                 # No "reply DONE again if you are sure": small models take it as the instruction.
                 return render("objections/not_done", problem=problem, reminder=run.progress().reminder())
-            if check.retry_cut is not None and not failing:
-                failing = check.gist(problem)
-        run.outcome.failing = failing
+            if check.gist_end is not None and not doubt:
+                doubt = check.gist(problem)
+        run.outcome.standing_doubt = doubt
         return None
 
     def _last_command_failed(self) -> str | None:

@@ -123,6 +123,7 @@ class Agent:
         state.format_errors = format_errors
         state.first_step = outcome.steps
         state.questioned = set()
+        outcome.standing_doubt = ""
         try:
             while True:
                 self.ctx.check_limits()

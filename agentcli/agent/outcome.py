@@ -34,15 +34,16 @@ class Outcome:
     cost: float = 0.0
     wall_time: float = 0.0
     plan: list[str] = field(default_factory=list)
-    # What a check that judges the result (`DoneCheck.retry_cut`) still found wrong when DONE was
-    # accepted, its objection raised once already: "the repository's tests fail". Empty where none did.
-    failing: str = ""
+    # What a check that judges the result (`DoneCheck.gist_end`) still found wrong when DONE was
+    # accepted, its objection raised once already: "the repository's tests fail". Empty where none did
+    # (set at each DONE accepted, cleared as each task's run starts).
+    standing_doubt: str = ""
 
     def judged(self) -> Outcome:
         """The outcome as reported: a DONE accepted while a check that judges the result still objects
         is no finished task (the model's summary stays: it says what the model believes it did)."""
-        if self.status == "finished" and self.failing:
-            return replace(self, status="failed", reason=f"declared finished while {self.failing}")
+        if self.status == "finished" and self.standing_doubt:
+            return replace(self, status="failed", reason=f"declared finished while {self.standing_doubt}")
         return self
 
     def resume_from(self, at: Resumed) -> None:

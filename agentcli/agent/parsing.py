@@ -56,9 +56,13 @@ _FENCE = re.compile(r"(`{3,}|~{3,})[ \t]*([\w+\-. ]*?)[ \t]*$", re.MULTILINE)
 # A whole block on one line: ```bash ls -la```
 _INLINE_BLOCK = re.compile(r"```(?:bash|sh|shell)?[ \t]+([^`\n]+?)[ \t]*```")
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
-# agentcli's own notes, `[next: ... DONE: only when ...]` and `[note] ...`, copied into a reply: never
-# the model's words (the `DONE:` in the copy is not a claim of being done).
-_OWN_NOTE = re.compile(r"^[ \t]*\[(?:next:|note\])[^\n]*$", re.MULTILINE | re.IGNORECASE)
+# How agentcli's own notes (`[next: ... DONE: only when ...]`, `[note] ...`) and its observations'
+# headers (`[exit 0 · 0.1s]`) start.
+_NOTE_START = r"\[(?:next:|note\])"
+_HEADER_START = r"\[(?:exit|timed out|syntax error|no command)"
+# agentcli's own notes copied into a reply: never the model's words (the `DONE:` in the copy is not a
+# claim of being done).
+_OWN_NOTE = re.compile(rf"^[ \t]*{_NOTE_START}[^\n]*$", re.MULTILINE | re.IGNORECASE)
 # A plan's item; the first may follow "PLAN:" on its line.
 # Plans longer than this are a model numbering on and on; steps past it are dropped.
 MAX_PLAN_STEPS = 6
@@ -74,9 +78,9 @@ _PLAN_ITEM = re.compile(
     r"^\s*(?:\**PLAN\**\s*:\**\s*)?(?:step\s*)?(\d{1,2})[.):]\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE
 )
 # The header our observations start with; a block that starts like it is an echo, not a command.
-OBSERVATION_HEADER = re.compile(r"^\s*\[(?:exit|timed out|syntax error|no command)", re.IGNORECASE)
-# A line of agentcli's own, an observation's header or a note, as the model copies it.
-_OWN_LINE = re.compile(r"^\s*\[(?:next|note|exit|no command|timed out|syntax error)\b", re.IGNORECASE)
+OBSERVATION_HEADER = re.compile(rf"^\s*{_HEADER_START}", re.IGNORECASE)
+# A line of agentcli's own, a note or an observation's header, as the model copies it.
+_OWN_LINE = re.compile(rf"^\s*(?:{_NOTE_START}|{_HEADER_START})", re.IGNORECASE)
 _COMMON_COMMANDS = [
     "ls",
     "cat",
@@ -818,18 +822,20 @@ def normalised(reply: str) -> str:
     return " ".join(reply.split())
 
 
-def echoes_own_lines(text: str) -> bool:
-    """Whether a reply only copies agentcli's own lines back: it starts with one, or it asks for no
-    action and its blocks hold nothing else (an observation's header and what followed it, or notes)."""
-    if _OWN_LINE.match(text):
+def echoes_own_lines(text: str, *, strict: bool = False) -> bool:
+    """Whether a reply only copies agentcli's own lines back: it asks for no action, and it starts with
+    one of them or its blocks hold nothing else (an observation's header and what followed it, or
+    notes). `strict` as for `parse_reply`."""
+    clean = _THINK.sub("", text)
+    blocks = [block.body for block in find_blocks(clean) if block.body.strip()]
+    if not _OWN_LINE.match(clean) and not (blocks and all(_copied_lines(body) for body in blocks)):
+        return False
+    parsed = parse_reply(text, strict=strict)
+    return not (parsed.finished or parsed.command is not None or parsed.file_write is not None)
+
+
+def _copied_lines(body: str) -> bool:
+    """Whether a block holds an observation as agentcli shows it, or only agentcli's notes."""
+    if OBSERVATION_HEADER.match(body):
         return True
-    blocks = [block.body for block in find_blocks(text) if block.body.strip()]
-    if not blocks:
-        return False
-    parsed = parse_reply(text)
-    if parsed.finished or parsed.command is not None or parsed.file_write is not None:
-        return False
-    return all(
-        OBSERVATION_HEADER.match(body) or all(_OWN_LINE.match(line) for line in body.splitlines() if line.strip())
-        for body in blocks
-    )
+    return all(_OWN_LINE.match(line) for line in body.splitlines() if line.strip())

@@ -52,15 +52,13 @@ def run_attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
     repository as it was, often goes another way. Each attempt taken back is kept aside; when no
     attempt finishes cleanly, the best state any attempt left comes back with its ending (an
     attempt that got stuck after the right change is worth more than one that finished while the
-    tests fail). Steps, tokens and time are counted over all attempts. A DONE accepted while a check
-    that judges the result still objects is no finished task: the outcome says what is wrong.
+    tests fail). Steps, tokens and time are counted over all attempts.
     """
     try:
-        outcome = _attempts(session, task, mark)
+        return _attempts(session, task, mark)
     finally:
         if mark.checkpoint is not None:
             mirror.drop_aside(session.root, f"{mark.checkpoint.name}-attempt-")
-    return outcome.judged()
 
 
 def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
@@ -74,7 +72,7 @@ def _attempts(session: Session, task: str, mark: TaskMark) -> Outcome:
     most = MAX_ATTEMPTS if session.policies.on("retries") else 1
     for attempt in range(1, most + 1):
         agent = session.prepared_agent(setup)
-        agent.ctx.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[], failing="")
+        agent.ctx.outcome = dataclasses.replace(outcome, status="failed", reason="not started", plan=[])
         agent.ctx.limits = dataclasses.replace(
             agent.ctx.limits,
             max_steps=settings.max_steps - outcome.steps,
@@ -137,15 +135,16 @@ def _worth(session: Session, outcome: Outcome, agent: Agent) -> tuple[bool, bool
     if session.checkpoint is None or cp.untouched_since(session.root, session.checkpoint):
         return False, False, outcome.status == "finished"
     if outcome.status == "finished":  # the checks ran when DONE was accepted
-        sound = not outcome.failing
+        sound = not outcome.standing_doubt
     else:  # None reads the task's wording, but which failures `tests` excuses does (policy `failing-before`)
-        sound = all(check.ask() is None for check in agent.ctx.finish_checks if check.retry_cut is not None)
+        judging = [c for c in agent.ctx.finish_checks if c.gist_end is not None and agent.ctx.policies.applies(c.name)]
+        sound = all(check.ask() is None for check in judging)
     return True, sound, outcome.status == "finished"
 
 
 def _retry_reason(session: Session, outcome: Outcome) -> str | None:
     """Why the attempt is worth redoing from the start, or None when it stands. The finish checks
-    have just run: what they still objected to when DONE was accepted is `outcome.failing`."""
+    have just run: what they still objected to when DONE was accepted is `outcome.standing_doubt`."""
     if session.checkpoint is None or session.sandbox is None:
         return None  # without a checkpoint the repository cannot be put back
     if outcome.status == "failed" and any(marker in outcome.reason for marker in GAVE_UP):
@@ -154,8 +153,8 @@ def _retry_reason(session: Session, outcome: Outcome) -> str | None:
         return None
     if cp.untouched_since(session.root, session.checkpoint):
         return "finished without changing anything"
-    if outcome.failing:
-        return f"finished while {outcome.failing}"
+    if outcome.standing_doubt:
+        return f"finished while {outcome.standing_doubt}"
     return None
 
 

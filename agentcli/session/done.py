@@ -179,8 +179,8 @@ def repository_checks(state: Callable[[], TaskState]) -> list[DoneCheck]:
     """The checks that read only the repository and the task as it stands (`state()`), in order."""
     return [
         DoneCheck("unchanged", lambda: nothing_changed(state()), code=True),
-        DoneCheck("syntax", lambda: broken_python(state()), retry_cut=" ("),
-        DoneCheck("data-syntax", lambda: broken_data(state()), retry_cut=" ("),
-        DoneCheck("empty", lambda: empty_new_file(state()), retry_cut=":"),
-        DoneCheck("staged", lambda: staged_not_committed(state()), retry_cut=" ("),
+        DoneCheck("syntax", lambda: broken_python(state()), gist_end=" ("),
+        DoneCheck("data-syntax", lambda: broken_data(state()), gist_end=" ("),
+        DoneCheck("empty", lambda: empty_new_file(state()), gist_end=":"),
+        DoneCheck("staged", lambda: staged_not_committed(state()), gist_end=" ("),
     ]

@@ -232,14 +232,14 @@ class Session:
                     "tests",
                     lambda: failing_tests_now(self.task_state(), self.sandbox, self.notify, self.tree_kept),
                     code=True,
-                    retry_cut=" (`",
+                    gist_end=" (`",
                 ),
-                DoneCheck("shell-syntax", lambda: broken_shell_now(self.task_state(), self.sandbox), retry_cut=" ("),
+                DoneCheck("shell-syntax", lambda: broken_shell_now(self.task_state(), self.sandbox), gist_end=" ("),
                 DoneCheck(
                     "examples",
                     lambda: failing_examples_now(self.task_state(), self.sandbox, self.notify, self.tree_kept),
                     code=True,
-                    retry_cut=" (",
+                    gist_end=" (",
                 ),
             ]
         agent.ctx.finish_checks = [check.asking(_unless_git_broke(check.ask)) for check in checks]
@@ -488,9 +488,10 @@ def signals_interrupt(*signums: int) -> Iterator[None]:
 
 
 def attempt(call: Callable[[], Outcome], outcome: Outcome) -> tuple[Outcome, int]:
-    """Run `call`; an interrupt or a model or sandbox failure marks `outcome` instead of escaping."""
+    """Run `call`, its outcome as reported (`Outcome.judged`); an interrupt or a model or sandbox
+    failure marks `outcome` instead of escaping."""
     try:
-        outcome = call()
+        outcome = call().judged()
         return outcome, EXIT_FINISHED if outcome.status == "finished" else EXIT_NOT_FINISHED
     except (KeyboardInterrupt, Terminated):
         outcome.status, outcome.reason = "interrupted", "interrupted by the user"
@@ -610,4 +611,5 @@ def _result(
         files_changed=files,
         diffstat=diffstat,
         session_id=session_id,
+        standing_doubt=outcome.standing_doubt,
     )

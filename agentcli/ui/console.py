@@ -160,7 +160,7 @@ class ConsoleRenderer:
         if e.diffstat:
             lines.append("")
             lines.append(escape(e.diffstat))
-        elif e.status == "finished":
+        elif e.status == "finished" or e.standing_doubt:  # the model said it was done
             lines.append("[dim]no files changed[/]")
         cost = f" · ${e.cost:.4f}" if e.cost else ""
         lines.append("")

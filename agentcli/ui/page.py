@@ -134,7 +134,7 @@ def _result(run: Run, result: dict) -> str:
     files = result.get("files_changed") or []
     if files:
         out.append("<p class=dim>files changed: " + ", ".join(f"<code>{_e(f)}</code>" for f in files) + "</p>")
-    elif status == "finished":
+    elif status == "finished" or result.get("standing_doubt"):  # the model said it was done
         out.append("<p class=dim>no files changed</p>")
     for key in ("branch", "commit", "patch"):
         if result.get(key):

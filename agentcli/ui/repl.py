@@ -211,11 +211,12 @@ class Repl:
 
         outcome, _ = attempt(work, agent.ctx.outcome)
         self.renderer.reset()
-        reported = outcome.judged()
+        declared = outcome.status == "finished" or bool(outcome.standing_doubt)  # the model's DONE stood
         this_task = Outcome(
-            status=reported.status,
-            reason=reported.reason,
-            summary=outcome.summary if outcome.status == "finished" else "",
+            status=outcome.status,
+            reason=outcome.reason,
+            summary=outcome.summary if declared else "",
+            standing_doubt=outcome.standing_doubt,
             steps=outcome.steps - before.steps,
             tokens_in=outcome.tokens_in - before.tokens_in,
             tokens_out=outcome.tokens_out - before.tokens_out,

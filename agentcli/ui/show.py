@@ -191,7 +191,7 @@ def _result(run: Run) -> Panel:
     files = result.get("files_changed") or []
     if files:
         parts.append(_text("files changed: " + ", ".join(map(str, files)), "dim"))
-    elif status == "finished":
+    elif status == "finished" or result.get("standing_doubt"):  # the model said it was done
         parts.append(Text("no files changed", style="dim"))
     for key, label in (("branch", "branch"), ("commit", "commit"), ("patch", "patch")):
         if result.get(key):

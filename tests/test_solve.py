@@ -221,6 +221,28 @@ def test_done_without_any_change_is_questioned_once_then_tried_afresh(failing_re
     assert events[-1]["summary"] == "really"
 
 
+def test_with_one_attempt_a_done_that_stands_names_the_first_check_still_objecting(failing_repo: Path, write_replies):
+    replies = [
+        "```bash\nprintf 'def add(a, b):\\n    return (a + b\\n' > calc.py && cat calc.py\n```",
+        "DONE: fixed",
+        "DONE: fixed it",
+        "DONE: fixed, surely",
+    ]
+    result = agentcli(
+        "solve", "fix calc.py", "--model", write_replies(replies), "--sandbox", "host", "--json",
+        "--policy", "retries=off", cwd=failing_repo,
+    )  # fmt: skip
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    objections = objections_in(events)
+    assert len(objections) == 2 and "calc.py no longer parses" in objections[0], objections
+    assert "the repository's tests fail" in objections[1]
+    # Both still object; the reason is the first in the checks' order, in its first line's words.
+    assert (result.returncode, events[-1]["status"]) == (1, "failed")
+    assert events[-1]["standing_doubt"] == "calc.py no longer parses", events[-1]
+    assert events[-1]["reason"] == "declared finished while calc.py no longer parses"
+    assert events[-1]["summary"] == "fixed, surely"
+
+
 def test_a_block_the_same_as_its_file_is_no_change_to_look_at(failing_repo: Path, write_replies):
     replies = [
         "calc.py\n```python\ndef add(a, b):\n    return a - b\n```",  # what calc.py already holds

@@ -486,10 +486,15 @@ def test_a_reply_repeated_word_for_word_is_sampled_afresh(host):
     assert kept[-2].duration >= asked_again[0].duration  # the step's duration holds both calls
 
 
-def test_a_reply_that_echoes_the_next_step_hint_is_sampled_afresh(host):
-    # The 1.5B answers "[next: step 2 of your plan: ...]" with that same line.
+@pytest.mark.parametrize(
+    "echo",
+    [
+        "[next: step 2 of your plan: Write]",  # the 1.5B answers the next-step note with that same line
+        "```bash\n[next: step 2 of your plan: Write]\n```",  # reworded tasks: the note alone in its block
+    ],
+)
+def test_a_reply_that_echoes_the_next_step_hint_is_sampled_afresh(host, echo: str):
     plan = "PLAN:\n1. Look\n2. Write\n```bash\nls\n```"
-    echo = "[next: step 2 of your plan: Write]"
     model = ScriptedModel([plan, echo, "```bash\necho x > y.txt && cat y.txt\n```", "DONE: wrote y"])
     seen: list[Event] = []
     outcome = Agent(model, host, EventBus([seen.append])).run("write y")
@@ -498,19 +503,6 @@ def test_a_reply_that_echoes_the_next_step_hint_is_sampled_afresh(host):
     (asked_again,) = [e for e in seen if isinstance(e, ReplyAskedAgain)]
     assert asked_again.why == "echoed a note of agentcli's instead of replying" and asked_again.text == echo
     assert all(echo not in m["content"] for m in model.calls[-1] if m["role"] == "assistant")
-
-
-def test_a_block_holding_only_a_copied_note_is_sampled_afresh(host):
-    # Reworded tasks, the 1.5B under the grammar put the next-step note in its block; it was a format error.
-    plan = "PLAN:\n1. Look\n2. Write\n```bash\nls\n```"
-    echo = "```bash\n[next: step 2 of your plan: Write]\n```"
-    model = ScriptedModel([plan, echo, "```bash\necho x > y.txt && cat y.txt\n```", "DONE: wrote y"])
-    seen: list[Event] = []
-    outcome = Agent(model, host, EventBus([seen.append])).run("write y")
-    assert outcome.status == "finished" and outcome.steps == 3
-    assert not [e for e in seen if isinstance(e, FormatError)]
-    (asked_again,) = [e for e in seen if isinstance(e, ReplyAskedAgain)]
-    assert asked_again.why == "echoed a note of agentcli's instead of replying" and asked_again.text == echo
 
 
 def test_a_reply_copied_from_two_turns_back_is_sampled_afresh(host):

@@ -5,23 +5,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
+from agentcli.sandbox.factory import docker_ready
 from agentcli.sandbox.local import bwrap_available
 from tests.conftest import git
 
 pytestmark = [pytest.mark.llamacpp, pytest.mark.slow]
 
 MODEL = "local/qwen2.5-coder-1.5b"
-# The prompt holds the work dir, and the 1.5B's greedy replies turn on it: under pytest's numbered
-# temporary folders some runs went another way (and failed). One fixed folder, the same run each time.
-FIXED_WORKDIR = Path(tempfile.gettempdir()) / "agentcli-e2e-calc1" / "repo"
 
 
 def _model_ready() -> str | None:
@@ -100,25 +96,25 @@ def test_an_opened_command_block_is_not_left_empty() -> None:
     assert not empty.search(ruled) and len(ruled.strip()) > 10, ruled
 
 
+@pytest.mark.docker
+@pytest.mark.skipif(not docker_ready(), reason="no Docker engine answers here")
 @pytest.mark.skipif(_model_ready() is not None, reason=_model_ready() or "")
 def test_real_model_fixes_a_bug_with_the_tests_choosing_between_two_replies(failing_repo: Path, tmp_path: Path):
     """The 1.5B under the reply grammar, two candidates where it writes the fix: each is judged by the
-    repository's tests, the second shares the first's evaluated prompt, and no reply is malformed."""
-    shutil.rmtree(FIXED_WORKDIR.parent, ignore_errors=True)
-    shutil.copytree(failing_repo, FIXED_WORKDIR, symlinks=True)
-    repo = FIXED_WORKDIR
-    sandbox = "bwrap" if bwrap_available() else "host"
-    # Steps for a second attempt where the first ends without a change.
+    repository's tests, the second shares the first's evaluated prompt, and no reply is malformed.
+
+    In Docker, as the benchmarks run: the prompt holds the work dir, and the 1.5B's greedy replies turn
+    on it; on the host, pytest's numbered temporary folders sent some runs another way (and they
+    failed), while in the container the work dir is always the same. The steps leave room for a
+    second attempt where the first ends without a change."""
     done = subprocess.run(
         [
             sys.executable, "-m", "agentcli", "solve", "Fix the failing test.", "--model", MODEL,
-            "--sandbox", sandbox, "--json", "--candidates", "2", "--max-steps", "24", "--timeout", "900",
+            "--sandbox", "docker", "--json", "--candidates", "2", "--max-steps", "24", "--timeout", "900",
         ],
-        cwd=repo, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1200,
+        cwd=failing_repo, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1200,
         env={**os.environ, "AGENTCLI_CONFIG_DIR": str(tmp_path / "config")},
     )  # fmt: skip
-    fixed = (repo / "calc.py").read_text()
-    shutil.rmtree(FIXED_WORKDIR.parent, ignore_errors=True)
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[-1]["type"] == "result", done.stderr
     scored = [e for e in events if e["type"] == "candidate_scored"]
@@ -130,4 +126,4 @@ def test_real_model_fixes_a_bug_with_the_tests_choosing_between_two_replies(fail
     assert drawn and all(e["prompt_evaluated"] is not None and e["prompt_evaluated"] <= 1 for e in drawn), step
     assert not [e for e in events if e["type"] == "format_error" and not e["verdict"]]
     assert events[-1]["status"] == "finished" and done.returncode == 0, events[-1]
-    assert "a + b" in fixed
+    assert "a + b" in (failing_repo / "calc.py").read_text()

@@ -125,7 +125,8 @@ def test_scripted_agent_solves_a_task(tmp_path: Path, backend: str):
 
 def test_scripted_agent_that_does_the_wrong_thing_gets_no_reward(tmp_path: Path):
     out = tmp_path / "run.json"
-    # The repository's failing tests object to the first DONE; the model insists and finishes.
+    # The repository's failing tests object to the first DONE; the model insists, and its DONE stands
+    # while they still fail: the agent's own verdict says so, as the reward does.
     model = replies(
         tmp_path,
         [
@@ -139,7 +140,8 @@ def test_scripted_agent_that_does_the_wrong_thing_gets_no_reward(tmp_path: Path)
     proc = agentcli("eval", str(SUITE), *args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the run completed; the reward says the rest
     task = results(out)["fix-off-by-one"]
-    assert (task["status"], task["reward"], task["agent_status"]) == ("failed", 0, "finished")
+    assert (task["status"], task["reward"], task["agent_status"]) == ("failed", 0, "failed")
+    assert task["reason"] == "declared finished while the repository's tests fail"
 
 
 def make_suite(root: Path) -> Path:

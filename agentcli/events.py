@@ -293,6 +293,11 @@ class RunFinished(Event):
     standing_doubt: str = ""
 
 
+def declared_done(status: str, standing_doubt: str) -> bool:
+    """Whether the model's DONE ended the run: it finished, or its DONE stood while a check objected."""
+    return status == "finished" or bool(standing_doubt)
+
+
 Listener = Callable[[Event], None]
 
 

@@ -26,6 +26,7 @@ from agentcli.events import (
     ReplyAskedAgain,
     RunFinished,
     RunStarted,
+    declared_done,
 )
 
 HEAD_LINES = 12
@@ -160,7 +161,7 @@ class ConsoleRenderer:
         if e.diffstat:
             lines.append("")
             lines.append(escape(e.diffstat))
-        elif e.status == "finished" or e.standing_doubt:  # the model said it was done
+        elif declared_done(e.status, e.standing_doubt):
             lines.append("[dim]no files changed[/]")
         cost = f" · ${e.cost:.4f}" if e.cost else ""
         lines.append("")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 
+from agentcli.events import declared_done
 from agentcli.ui.console import prose_of
 from agentcli.ui.runs import Command, Run, Step, clean_text, cost, describe, duration, when
 
@@ -134,7 +135,7 @@ def _result(run: Run, result: dict) -> str:
     files = result.get("files_changed") or []
     if files:
         out.append("<p class=dim>files changed: " + ", ".join(f"<code>{_e(f)}</code>" for f in files) + "</p>")
-    elif status == "finished" or result.get("standing_doubt"):  # the model said it was done
+    elif declared_done(status, result.get("standing_doubt") or ""):
         out.append("<p class=dim>no files changed</p>")
     for key in ("branch", "commit", "patch"):
         if result.get(key):

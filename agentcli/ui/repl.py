@@ -22,7 +22,7 @@ from agentcli.agent.loop import Agent
 from agentcli.agent.outcome import Outcome
 from agentcli.config import Settings
 from agentcli.errors import EXIT_INTERRUPTED, AgentcliError
-from agentcli.events import CommandFinished, CommandStarted
+from agentcli.events import CommandFinished, CommandStarted, declared_done
 from agentcli.paths import data_dir
 from agentcli.repo.checkpoint import Checkpoint
 from agentcli.sandbox.base import Sandbox, shell_paths
@@ -211,7 +211,7 @@ class Repl:
 
         outcome, _ = attempt(work, agent.ctx.outcome)
         self.renderer.reset()
-        declared = outcome.status == "finished" or bool(outcome.standing_doubt)  # the model's DONE stood
+        declared = declared_done(outcome.status, outcome.standing_doubt)
         this_task = Outcome(
             status=outcome.status,
             reason=outcome.reason,

@@ -11,6 +11,7 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
+from agentcli.events import declared_done
 from agentcli.ui.console import prose_of
 from agentcli.ui.runs import Command, Run, Step, clean_text, cost, describe, duration, fold, tokens, when
 
@@ -191,7 +192,7 @@ def _result(run: Run) -> Panel:
     files = result.get("files_changed") or []
     if files:
         parts.append(_text("files changed: " + ", ".join(map(str, files)), "dim"))
-    elif status == "finished" or result.get("standing_doubt"):  # the model said it was done
+    elif declared_done(status, result.get("standing_doubt") or ""):
         parts.append(Text("no files changed", style="dim"))
     for key, label in (("branch", "branch"), ("commit", "commit"), ("patch", "patch")):
         if result.get(key):

@@ -75,12 +75,14 @@ class ModelCalls:
         outcome.tokens_out += reply.usage.completion_tokens
         outcome.cost += reply.cost
 
-    def copied(self, text: str) -> str | None:
-        """What the reply copied instead of saying something new, or None."""
-        if normalised(text) in self.run.state.earlier_replies:
-            return "repeated an earlier reply word for word"
-        if echoes_own_lines(text, strict=self.grammar() is not None):
-            return "echoed a note of agentcli's instead of replying"
+    def copied(self, text: str) -> tuple[str, str] | None:
+        """What the reply copied instead of saying something new, and the policy that asks it again
+        (`resample`: an earlier reply; `echoed-reply`: agentcli's own lines); None where neither is on."""
+        policies = self.run.policies
+        if policies.on("resample") and normalised(text) in self.run.state.earlier_replies:
+            return "repeated an earlier reply word for word", "resample"
+        if policies.on("echoed-reply") and echoes_own_lines(text, strict=self.grammar() is not None):
+            return "echoed a note of agentcli's instead of replying", "echoed-reply"
         return None
 
     def grammar(self) -> str | None:

@@ -1,7 +1,7 @@
 """A step's reply: asked for, asked again at a higher temperature where it copies an earlier one (policy
-`resample`), gone on to its action where it was stopped in its prose (policy `action-due`), chosen
-among candidates where the checks can choose (policy `select`), counted and journaled as the step's
-`model_replied`."""
+`resample`) or only echoes agentcli's lines (`echoed-reply`), gone on to its action where it was
+stopped in its prose (policy `action-due`), chosen among candidates where the checks can choose
+(policy `select`), counted and journaled as the step's `model_replied`."""
 
 from __future__ import annotations
 
@@ -28,14 +28,15 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
     try:
         asked = time.monotonic()
         reply = calls.complete()
-        copied = calls.copied(reply_text(reply)) if ctx.policies.on("resample") else None
+        copied = calls.copied(reply_text(reply))
         if copied is not None:
-            ctx.policies.fired("resample")
+            why, policy = copied
+            ctx.policies.fired(policy)
             # Greedy decoding that has written a reply before, word for word, is copying itself and
             # would go round the same circle forever; one that echoes our own notes back has nothing
             # of its own to say. One sample at a higher temperature breaks it; a DONE that comes back
             # even then is the model insisting, which the checks judge.
-            _set_aside(ctx, calls, reply, step, copied, asked)
+            _set_aside(ctx, calls, reply, step, why, asked)
             asked = time.monotonic()
             reply = calls.complete(temperature=RESAMPLE_TEMPERATURE)
         if ctx.policies.on("action-due") and not ctx.out_of_time():

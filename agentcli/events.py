@@ -89,9 +89,9 @@ class ModelReplied(Event):
 
 @dataclass
 class ReplyAskedAgain(Event):
-    """A step's reply, set aside and asked again, with what that call cost: policy `resample` (it copied
-    an earlier reply or echoed agentcli's notes) or `action-due` (stopped in its prose, it goes on to its
-    action from there); `why` says which. The step's `model_replied` event is the reply kept; its
+    """A step's reply, set aside and asked again, with what that call cost: policy `echoed-reply` (it
+    only echoed agentcli's notes) or `action-due` (stopped in its prose, it goes on to its action from
+    there); `why` says which. The step's `model_replied` event is the reply kept; its
     duration holds every call."""
 
     type: ClassVar[str] = "reply_asked_again"

@@ -18,13 +18,13 @@ def test_a_reply_asked_again_ends_the_first_stream_and_the_second_streams_afresh
     view(ModelStarted(step=2))
     for piece in (first[:9], first[9:]):
         view(TokenStreamed(text=piece))
-    view(ReplyAskedAgain(2, first, "repeated an earlier reply word for word", 10, 5, 0.0, 0.5))
+    view(ReplyAskedAgain(2, first, "stopped before its action", 10, 5, 0.0, 0.5))
     view(TokenStreamed(text=second))
     view(ModelReplied(step=2, text=second, prompt_tokens=10, completion_tokens=5, cost=0.0, duration=1.0))
     shown = out.getvalue()
     lines = [line for line in shown.splitlines() if line.strip()]
     assert lines == [
         "I will look at it",
-        "the model repeated an earlier reply word for word: asking again",
+        "the model stopped before its action: asking again",
         "Now I change it",
     ], shown

@@ -456,36 +456,6 @@ def test_an_unnamed_block_of_another_language_stays_a_format_error(host):
     assert outcome.status == "failed"
 
 
-class GreedyModel(ScriptedModel):
-    """Repeats one useless reply at temperature 0, as greedy decoding does; sampling gets it unstuck."""
-
-    def __init__(self):
-        super().__init__([])
-        self.temperatures: list[float | None] = []
-
-    def complete(self, messages, *, max_tokens=None, on_token=None, temperature=None, prefix=""):
-        self.temperatures.append(temperature)
-        text = (
-            "I would fix it." if temperature is None else "```bash\necho fixed > f.txt && cat f.txt\n```\nDONE: fixed"
-        )
-        return Reply(text, Usage(prompt_tokens=10, completion_tokens=5))
-
-
-def test_a_reply_repeated_word_for_word_is_sampled_afresh(host):
-    model = GreedyModel()
-    seen: list[Event] = []
-    outcome = Agent(model, host, EventBus([seen.append])).run("fix it")
-    assert outcome.status == "finished" and (Path(host.workdir) / "f.txt").read_text() == "fixed\n"
-    assert model.temperatures == [None, None, 0.7]  # the repeat of the useless reply was asked again
-    assert outcome.tokens_in == 30  # the discarded reply's tokens still count
-    asked_again = [e for e in seen if isinstance(e, ReplyAskedAgain)]
-    assert [(e.why, e.text, e.prompt_tokens, e.completion_tokens) for e in asked_again] == [
-        ("repeated an earlier reply word for word", "I would fix it.", 10, 5)
-    ]
-    kept = [e for e in seen if isinstance(e, ModelReplied)]
-    assert kept[-2].duration >= asked_again[0].duration  # the step's duration holds both calls
-
-
 @pytest.mark.parametrize(
     "echo",
     [
@@ -503,18 +473,6 @@ def test_a_reply_that_echoes_the_next_step_hint_is_sampled_afresh(host, echo: st
     (asked_again,) = [e for e in seen if isinstance(e, ReplyAskedAgain)]
     assert asked_again.why == "echoed a note of agentcli's instead of replying" and asked_again.text == echo
     assert all(echo not in m["content"] for m in model.calls[-1] if m["role"] == "assistant")
-
-
-def test_a_reply_copied_from_two_turns_back_is_sampled_afresh(host):
-    # Greedy decoding after an objection writes its earlier plan and command again, word for word.
-    first = "PLAN:\n1. Write it\n2. Check it\n```bash\necho 1 > n.txt\n```"
-    replies = [first, "DONE: wrote it", first, "Check it.\n```bash\ncat n.txt\n```", "DONE: checked"]
-    model = ScriptedModel(replies)
-    seen: list[Event] = []
-    outcome = Agent(model, host, EventBus([seen.append])).run("write 1 to n.txt")
-    commands = [e.command for e in seen if isinstance(e, CommandFinished)]
-    assert commands == ["echo 1 > n.txt", "cat n.txt"]  # the copy was replaced by a fresh sample
-    assert outcome.status == "finished" and outcome.summary == "checked"
 
 
 def test_a_failing_test_rerun_with_new_timings_counts_as_the_same_output():

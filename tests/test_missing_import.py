@@ -138,8 +138,7 @@ def _run_on_host(repo: Path, replies: list[str], approve=None) -> tuple[Scripted
 def test_the_command_that_failed_before_the_import_may_run_again(tmp_path: Path):
     repo = committed_repo(tmp_path / "repo", {"server.py": SERVER})
     change = "sed -i 's/PORT = 8000/PORT = int(os.getenv(\"PORT\", 8000))/' server.py && python3 server.py"
-    # Sent twice, the same reply is asked again (`resample`); sent a third time, it runs.
-    model, fired = _run_on_host(repo, [f"```bash\n{change}\n```"] * 3)
+    model, fired = _run_on_host(repo, [f"```bash\n{change}\n```"] * 2)
     told = [call[-1]["content"] for call in model.calls]
     assert "NameError" in told[1] and "added `import os` to server.py" in told[1]
     assert "missing-import" in fired and "repeat-refusal" not in fired

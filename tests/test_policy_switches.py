@@ -61,7 +61,6 @@ SCENARIOS = [
         {"mod.py": "def g():\n    return 1\n"},
     ),
     Scenario("echo-as-block", "write it", [bash("echo 'import os' > m.py\necho 'print(os.sep)' >> m.py"), "DONE: ok"]),
-    Scenario("resample", "make it", [bash("echo a"), bash("echo a"), "DONE: ok", "DONE: ok"]),
     Scenario("echoed-reply", "make it", [bash("echo a"), "[exit 0 · 0.0s]\na", "DONE: ok", "DONE: ok"]),
     Scenario(
         "echoed-done",
@@ -154,7 +153,6 @@ def acted(scenario: Scenario, events: list[Event], root: Path) -> bool:
         "lossy-overwrite": lambda: (root / "notes.txt").read_text() == "a\nb\nc\n",
         "broken-append": lambda: (root / "mod.py").read_text() == "def g():\n    return 1\n",
         "echo-as-block": lambda: "taken as a block" in notes,
-        "resample": lambda: any(isinstance(e, ReplyAskedAgain) and "earlier reply" in e.why for e in events),
         "echoed-reply": lambda: any(isinstance(e, ReplyAskedAgain) and "echoed" in e.why for e in events),
         "echoed-done": lambda: "only repeats what agentcli told you" in told,
         "stuck": lambda: any(isinstance(e, Nudge) for e in events),

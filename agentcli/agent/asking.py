@@ -1,5 +1,5 @@
 """One call of the model: the prompt journaled, the reply streamed and cut once it holds its action,
-its tokens counted, and read into the action it asks for. Also whether a reply only copies one before."""
+its tokens counted, and read into the action it asks for. Also whether a reply only echoes agentcli's lines."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from agentcli.agent.parsing import (
     ParsedReply,
     action_complete,
     echoes_own_lines,
-    normalised,
     parse_reply,
     repeating,
 )
@@ -75,15 +74,9 @@ class ModelCalls:
         outcome.tokens_out += reply.usage.completion_tokens
         outcome.cost += reply.cost
 
-    def copied(self, text: str) -> tuple[str, str] | None:
-        """What the reply copied instead of saying something new, and the policy that asks it again
-        (`resample`: an earlier reply; `echoed-reply`: agentcli's own lines); None where neither is on."""
-        policies = self.run.policies
-        if policies.on("resample") and normalised(text) in self.run.state.earlier_replies:
-            return "repeated an earlier reply word for word", "resample"
-        if policies.on("echoed-reply") and echoes_own_lines(text, strict=self.grammar() is not None):
-            return "echoed a note of agentcli's instead of replying", "echoed-reply"
-        return None
+    def echoed(self, text: str) -> bool:
+        """Whether the reply only echoes agentcli's own lines instead of saying something (`echoed-reply`)."""
+        return self.run.policies.on("echoed-reply") and echoes_own_lines(text, strict=self.grammar() is not None)
 
     def grammar(self) -> str | None:
         """The reply protocol's grammar from where the begun reply leaves off, for a model that decodes

@@ -84,6 +84,5 @@ class Resumed:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
-    replies: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     progress: dict = field(default_factory=dict)  # the agent's counters as the step began (ModelPrompt.progress)

@@ -1,7 +1,7 @@
-"""A step's reply: asked for, asked again at a higher temperature where it copies an earlier one (policy
-`resample`) or only echoes agentcli's lines (`echoed-reply`), gone on to its action where it was
-stopped in its prose (policy `action-due`), chosen among candidates where the checks can choose
-(policy `select`), counted and journaled as the step's `model_replied`."""
+"""A step's reply: asked for, asked again at a higher temperature where it only echoes agentcli's lines
+(policy `echoed-reply`), gone on to its action where it was stopped in its prose (policy `action-due`),
+chosen among candidates where the checks can choose (policy `select`), counted and journaled as the
+step's `model_replied`."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import time
 from agentcli.agent.asking import ModelCalls, reply_text
 from agentcli.agent.candidates import Candidates
 from agentcli.agent.outcome import Stop
-from agentcli.agent.parsing import ParsedReply, normalised
+from agentcli.agent.parsing import ParsedReply
 from agentcli.agent.run_context import RunContext
 from agentcli.events import ModelReplied, ModelStarted, ModelTokens, ReplyAskedAgain
 from agentcli.models.base import ModelGaveUp, Reply
 
-# Sampling temperature for a second try when a reply repeats an earlier one.
+# Sampling temperature for a second try when a reply only echoes agentcli's lines.
 RESAMPLE_TEMPERATURE = 0.7
 
 
@@ -28,15 +28,12 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
     try:
         asked = time.monotonic()
         reply = calls.complete()
-        copied = calls.copied(reply_text(reply))
-        if copied is not None:
-            why, policy = copied
-            ctx.policies.fired(policy)
-            # Greedy decoding that has written a reply before, word for word, is copying itself and
-            # would go round the same circle forever; one that echoes our own notes back has nothing
-            # of its own to say. One sample at a higher temperature breaks it; a DONE that comes back
-            # even then is the model insisting, which the checks judge.
-            _set_aside(ctx, calls, reply, step, why, asked)
+        echoed = calls.echoed(reply_text(reply))
+        if echoed:
+            ctx.policies.fired("echoed-reply")
+            # A reply that echoes our own notes back has nothing of its own to say; one sample at a
+            # higher temperature breaks the copy.
+            _set_aside(ctx, calls, reply, step, "echoed a note of agentcli's instead of replying", asked)
             asked = time.monotonic()
             reply = calls.complete(temperature=RESAMPLE_TEMPERATURE)
         if ctx.policies.on("action-due") and not ctx.out_of_time():
@@ -48,12 +45,12 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
                 _set_aside(ctx, calls, reply, step, "stopped before its action", asked)
                 state.reply_start, state.action_due = prose, True
                 asked = time.monotonic()
-                reply = calls.complete(temperature=RESAMPLE_TEMPERATURE if copied is not None else None)
+                reply = calls.complete(temperature=RESAMPLE_TEMPERATURE if echoed else None)
         text = reply_text(reply)
         parsed = calls.read(reply, text)
         calls.account(reply)  # with candidates, every one's tokens count, the one kept among them
         if candidates.wanted(parsed, reply_seconds=time.monotonic() - asked):
-            taken = RESAMPLE_TEMPERATURE if copied is not None else ctx.temperature
+            taken = RESAMPLE_TEMPERATURE if echoed else ctx.temperature
             reply, text, parsed = candidates.choose(step, reply, text, parsed, taken)
     except ModelGaveUp as e:
         raise Stop("failed", f"model gave up: {e}" if str(e) else "model gave up") from None
@@ -61,7 +58,6 @@ def step_reply(ctx: RunContext, calls: ModelCalls, candidates: Candidates, step:
         state.begun_definition_in = state.reply_definition
         state.reply_start, state.reply_definition, state.action_due = "", None, False
     ctx.outcome.steps = step
-    state.earlier_replies.add(normalised(text))
     usage = reply.usage
     ctx.events.emit(
         ModelReplied(

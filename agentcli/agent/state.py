@@ -9,7 +9,6 @@ from typing import Protocol
 
 from agentcli.agent.done_checks import DoneCheck
 from agentcli.agent.outcome import Resumed
-from agentcli.agent.parsing import normalised
 from agentcli.agent.selection import Verifier
 from agentcli.models.base import Message
 
@@ -51,7 +50,6 @@ class RunState:
     failure_at: tuple[str, int] | None = None  # the repository file and line the last failure names
     unchecked: bool = False  # the last command changed files and showed nothing of the result
     commands_since_plan: int = 0
-    earlier_replies: set[str] = field(default_factory=set)  # every reply so far, normalised
     told: list[str] = field(default_factory=list)  # what agentcli objected or answered to replies, in order
     echoes_in_a_row: int = 0  # DONE lines copying agentcli's words since the last command
     # The file and first line of the definition the first looks showed, to change.
@@ -76,7 +74,6 @@ class RunState:
         self.echoes_in_a_row = int(at.progress.get("echoes_in_a_row", 0))
         self.own_check = str(at.progress.get("own_check", ""))
         self.copied_back = {str(path) for path in at.progress.get("copied_back", [])}
-        self.earlier_replies = {normalised(text) for text in at.replies}
         self.reply_start = at.prefix
         begun_in = at.progress.get("reply_definition")
         self.reply_definition = begun_in if isinstance(begun_in, str) and begun_in else None

@@ -66,7 +66,6 @@ CATALOG: tuple[Policy, ...] = (
     Policy("asked-file", "Python code echoed to no file goes to the one Python file the task asks for.", True),
     Policy("begun-replies", "The next reply is begun (the change at a shown definition, a bash block) after a hint."),
     Policy("first-change", "Shown code before its first reply, the model's first reply is begun as a change to it."),
-    Policy("resample", "A reply repeating an earlier one word for word is sampled again, warmer."),
     Policy("echoed-reply", "A reply that only echoes agentcli's own lines is sampled again, warmer."),
     Policy("select", "At a step that changes code, the tests choose between candidate replies (--candidates K)."),
     Policy("reply-grammar", "A model that decodes under a grammar writes prose, then one block or DONE, nothing else."),
@@ -84,7 +83,7 @@ RETIRED = frozenset(
         "first-looks", "looks", "unrun", "task-doubt-retries", "outputs", "asked-script", "keep-named",
         "named-deletion", "at-top", "version-history", "env-variable", "data-script", "substitution", "names",
         "raises", "code", "commit", "printed-output", "expectation", "plan", "described-edits",
-        "duplicate-setting", "missing-folders", "review", "agreement",
+        "duplicate-setting", "missing-folders", "review", "agreement", "resample",
     }
 )  # fmt: skip
 

@@ -92,7 +92,6 @@ def resume_point(events: list[dict[str, Any]]) -> ResumePoint:
         tokens_in=sum(int(e.get("prompt_tokens") or 0) for e in replies),
         tokens_out=sum(int(e.get("completion_tokens") or 0) for e in replies),
         cost=sum(float(e.get("cost") or 0.0) for e in replies),
-        replies=[e.get("text", "") for e in before_step if e.get("type") == "model_replied"],
         commands=[e["command"] for e in before_step if _ran(e)],
         progress=dict(effective[first_prompt[step]].get("progress") or {}),
     )

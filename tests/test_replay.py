@@ -48,7 +48,7 @@ def test_every_prompt_is_rebuilt_from_the_journal(failing_repo: Path, monkeypatc
 
 def test_prompts_survive_compaction(failing_repo: Path, monkeypatch, tmp_path: Path):
     """A small context budget folds early turns into a summary: the prompts still rebuild exactly."""
-    chatty = ["```bash\nseq 1 400\n```"] * 6 + FIX_REPLIES
+    chatty = [f"```bash\nseq {i} {i + 399}\n```" for i in range(1, 7)] + FIX_REPLIES
     seen, events = _run(failing_repo, chatty, monkeypatch, tmp_path, context_budget=2600, max_steps=12)
     rebuilt = prompts(events)
     assert any(e["type"] == "context_compacted" for e in events)

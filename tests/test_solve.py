@@ -287,16 +287,16 @@ def test_a_change_written_back_unchanged_is_not_begun_again(tmp_path: Path):
 
 
 def test_a_reply_asked_again_is_journaled_with_its_cost_and_counted_on_resume(tmp_path: Path):
-    """A step whose reply copied an earlier one calls the model twice: the journal holds both calls'
-    tokens, and a run resumed after it counts both, as the run itself did."""
+    """A step whose reply only echoed agentcli's lines calls the model twice: the journal holds both
+    calls' tokens, and a run resumed after it counts both, as the run itself did."""
     repo = committed_repo(tmp_path / "repo", {"notes.txt": "a\n"})
-    look = "```bash\ncat notes.txt\n```"
+    look, echo = "```bash\ncat notes.txt\n```", "[exit 0 · 0.0s]\na"
     replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps([look, look, "```bash\necho b >> notes.txt && cat notes.txt\n```", "DONE: added b."]))
+    replies.write_text(json.dumps([look, echo, "```bash\necho b >> notes.txt && cat notes.txt\n```", "DONE: added b."]))
     result, events = solve_json(repo, "Add a line b to notes.txt.", f"scripted:{replies}")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
     (asked_again,) = [e for e in events if e["type"] == "reply_asked_again"]
-    assert asked_again["step"] == 2 and asked_again["text"] == look and asked_again["prompt_tokens"] > 0
+    assert asked_again["step"] == 2 and asked_again["text"] == echo and asked_again["prompt_tokens"] > 0
     calls = [e for e in events if e["type"] in ("model_replied", "reply_asked_again")]
     finished = events[-1]
     assert finished["tokens_in"] == sum(e["prompt_tokens"] for e in calls)
